@@ -1,0 +1,155 @@
+/**
+ * @file mpix.h
+ * @brief mpix: non-uniform and sparse all-to-all communication for MPI.
+ *
+ * The whole public API. Usable from C99 and C++; includes only <mpi.h>.
+ * Every function returns MPIX_SUCCESS (0) or a positive MPIX_ERR_* code; after an
+ * error, MPIX_Last_error_message() says what was wrong and the communicator stays
+ * usable. Nothing in the library aborts, exits or prints (unless MPIX_VERBOSE=1).
+ */
+#ifndef MPIX_MPIX_H
+#define MPIX_MPIX_H
+
+#include <mpi.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** @name Handles */
+/**@{*/
+typedef struct MPIX_Comm_s MPIX_Comm;       /**< an MPI_Comm plus cached locality */
+typedef struct MPIX_Info_s MPIX_Info;       /**< string key/value hints */
+typedef struct MPIX_Request_s MPIX_Request; /**< a persistent collective */
+/**@}*/
+
+/** @name Error codes */
+/**@{*/
+#define MPIX_SUCCESS 0
+#define MPIX_ERR_ARG 1          /**< an invalid argument (count, buffer, handle, datatype) */
+#define MPIX_ERR_INFO_KEY 2     /**< an unknown info key */
+#define MPIX_ERR_INFO_VALUE 3   /**< an info value that is malformed or out of range */
+#define MPIX_ERR_UNSUPPORTED 4  /**< the algorithm does not apply to this call */
+#define MPIX_ERR_NO_MEM 5       /**< memory allocation failed */
+#define MPIX_ERR_MPI 6          /**< an MPI call inside the library failed */
+#define MPIX_ERR_DEVICE 7       /**< a device (GPU) call failed */
+#define MPIX_ERR_TUNING_FILE 8  /**< the tuning file is missing or malformed */
+/**@}*/
+
+/** A short, static description of an error code; never NULL. */
+const char* MPIX_Error_string(int code);
+
+/** Details of this thread's last error, e.g. "mpix_radix=1: must be 2..P".
+ *  Empty string if no error happened yet; never NULL. */
+const char* MPIX_Last_error_message(void);
+
+/** @name Communicator and locality */
+/**@{*/
+
+/** Collective. Wraps @p mpi_comm: duplicates it for the library's own traffic (no
+ *  library message ever matches a user receive or probe on @p mpi_comm) and detects
+ *  nodes with MPI_Comm_split_type(MPI_COMM_TYPE_SHARED). If the environment variable
+ *  MPIX_PPN is set to a positive integer, nodes are emulated as with
+ *  MPIX_Comm_update_locality(). */
+int MPIX_Comm_init(MPIX_Comm** comm, MPI_Comm mpi_comm);
+
+/** Collective. Frees the communicator and every sub-communicator it cached;
+ *  sets *comm = NULL. Persistent requests on it must be freed first. */
+int MPIX_Comm_free(MPIX_Comm** comm);
+
+/** Collective (same @p ppn on all ranks). Treat every @p ppn consecutive ranks as
+ *  one node, whatever the hardware says; the last node is smaller when @p ppn does
+ *  not divide the size. @p ppn <= 0 restores detection. Cached node and group
+ *  communicators are rebuilt lazily. */
+int MPIX_Comm_update_locality(MPIX_Comm* comm, int ppn);
+
+/** Local. The node layout: number of nodes, this rank's node, the number of ranks
+ *  on this node and this rank's index among them. Any output may be NULL. */
+int MPIX_Comm_locality(const MPIX_Comm* comm, int* num_nodes, int* node,
+                       int* local_size, int* local_rank);
+
+/** The communicator passed to MPIX_Comm_init (not the library's duplicate). */
+MPI_Comm MPIX_Comm_mpi(const MPIX_Comm* comm);
+/**@}*/
+
+/** @name Hints
+ *  Keys: mpix_alltoall_algorithm, mpix_alltoallv_algorithm,
+ *  mpix_alltoall_crs_algorithm, mpix_alltoallv_crs_algorithm, mpix_radix,
+ *  mpix_block_count, mpix_stride, mpix_max_queue, mpix_segment_bytes, mpix_seed,
+ *  mpix_ipc_threshold, mpix_memcpy_threshold, mpix_tuning_file, mpix_check_args.
+ *  See docs/user-guide.md for values and ranges. Precedence: an info key, then the
+ *  environment variable of the same name in upper case (MPIX_RADIX, ...), then the
+ *  built-in selection. The same hints must be given on all ranks. */
+/**@{*/
+int MPIX_Info_init(MPIX_Info** info);
+/** Rejects an unknown key (MPIX_ERR_INFO_KEY) and a value that is wrong on its own
+ *  (MPIX_ERR_INFO_VALUE): not a number, an unknown algorithm name, radix < 2. */
+int MPIX_Info_set(MPIX_Info* info, const char* key, const char* value);
+/** Copies at most @p valuelen - 1 characters of the value and a terminating NUL;
+ *  *flag is 1 if the key is set, 0 if not. */
+int MPIX_Info_get(const MPIX_Info* info, const char* key, int valuelen, char* value,
+                  int* flag);
+int MPIX_Info_free(MPIX_Info** info);
+/**@}*/
+
+/** @name Dense exchanges
+ *  Collective. Results are identical, byte for byte, to MPI_Alltoall /
+ *  MPI_Alltoallv with the same arguments, for every algorithm and datatype.
+ *  MPI_IN_PLACE as @p sendbuf is accepted (then the send arguments are ignored). */
+/**@{*/
+int MPIX_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                  void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                  MPIX_Info* info, MPIX_Comm* comm);
+int MPIX_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                   MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+                   const int rdispls[], MPI_Datatype recvtype,
+                   MPIX_Info* info, MPIX_Comm* comm);
+/**@}*/
+
+/** @name Persistent exchanges
+ *  Init is collective and plans once (algorithm, schedule, scratch, metadata).
+ *  Counts and buffer addresses are fixed for the life of the request; buffer
+ *  contents may change between starts. MPIX_Start only posts the first round of
+ *  messages; the exchange progresses and completes in MPIX_Wait. Requests on one
+ *  communicator must be started in the same order on all ranks. */
+/**@{*/
+int MPIX_Alltoall_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                       void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                       MPIX_Info* info, MPIX_Comm* comm, MPIX_Request** request);
+int MPIX_Alltoallv_init(const void* sendbuf, const int sendcounts[],
+                        const int sdispls[], MPI_Datatype sendtype, void* recvbuf,
+                        const int recvcounts[], const int rdispls[],
+                        MPI_Datatype recvtype, MPIX_Info* info, MPIX_Comm* comm,
+                        MPIX_Request** request);
+/** Starts an inactive request; MPIX_ERR_ARG if it is already active. */
+int MPIX_Start(MPIX_Request* request);
+/** Completes an active request (returns at once for an inactive one).
+ *  @p status may be MPI_STATUS_IGNORE. */
+int MPIX_Wait(MPIX_Request* request, MPI_Status* status);
+/** Frees an inactive request and sets *request = NULL. */
+int MPIX_Request_free(MPIX_Request** request);
+/**@}*/
+
+/** @name Sparse dynamic data exchange (SDDE)
+ *  Each rank knows only what it sends. Outputs (*src, *recvcounts, *rdispls,
+ *  *recvvals) are allocated by the library and freed with MPIX_Free. */
+/**@{*/
+int MPIX_Alltoall_crs(int send_nnz, const int* dest, int sendcount,
+                      MPI_Datatype sendtype, const void* sendvals, int* recv_nnz,
+                      int** src, int recvcount, MPI_Datatype recvtype,
+                      void** recvvals, MPIX_Info* info, MPIX_Comm* comm);
+int MPIX_Alltoallv_crs(int send_nnz, int send_size, const int* dest,
+                       const int* sendcounts, const int* sdispls,
+                       MPI_Datatype sendtype, const void* sendvals, int* recv_nnz,
+                       int* recv_size, int** src, int** recvcounts, int** rdispls,
+                       MPI_Datatype recvtype, void** recvvals, MPIX_Info* info,
+                       MPIX_Comm* comm);
+/** Frees memory the library allocated for an output; NULL is a no-op. */
+int MPIX_Free(void* ptr);
+/**@}*/
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MPIX_MPIX_H */

@@ -1,0 +1,22 @@
+// Factories of the algorithm families, each implemented in its module's file and
+// listed once, in registry.cpp.
+#pragma once
+#include "registry.hpp"
+
+namespace mpix {
+
+// src/alltoallv/linear.cpp
+int create_pmpi(const PlanContext&, std::unique_ptr<Plan>*);
+int create_pairwise(const PlanContext&, std::unique_ptr<Plan>*);
+int create_nonblocking(const PlanContext&, std::unique_ptr<Plan>*);
+int create_scattered(const PlanContext&, std::unique_ptr<Plan>*);
+// src/alltoallv/multipair.cpp
+int create_multipair(const PlanContext&, std::unique_ptr<Plan>*);
+int create_multipair_waitany(const PlanContext&, std::unique_ptr<Plan>*);
+int create_multipair_testany(const PlanContext&, std::unique_ptr<Plan>*);
+// src/alltoallv/randomized.cpp
+int create_random_scatter(const PlanContext&, std::unique_ptr<Plan>*);
+int create_random_sendrecv(const PlanContext&, std::unique_ptr<Plan>*);
+int create_random_segmented(const PlanContext&, std::unique_ptr<Plan>*);
+
+}  // namespace mpix

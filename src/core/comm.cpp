@@ -1,0 +1,78 @@
+#include "comm.hpp"
+
+#include <cstdlib>
+#include <new>
+
+#include "error.hpp"
+#include "info.hpp"
+
+using namespace mpix;
+
+static int ppn_from_environment(int* ppn) {
+  *ppn = 0;
+  const char* text = std::getenv("MPIX_PPN");
+  if (!text) return MPIX_SUCCESS;
+  long long value = 0;
+  if (!parse_integer(text, &value) || value > INT32_MAX)
+    return fail(MPIX_ERR_ARG, format("MPIX_PPN=%s (environment): not an integer", text));
+  *ppn = (int)value;
+  return MPIX_SUCCESS;
+}
+
+extern "C" int MPIX_Comm_init(MPIX_Comm** comm, MPI_Comm mpi_comm) {
+  if (!comm) return fail(MPIX_ERR_ARG, "MPIX_Comm_init: comm is NULL");
+  *comm = nullptr;
+  if (mpi_comm == MPI_COMM_NULL) return fail(MPIX_ERR_ARG, "MPIX_Comm_init: mpi_comm is MPI_COMM_NULL");
+  int ppn = 0;
+  int rc = ppn_from_environment(&ppn);
+  auto* c = new (std::nothrow) MPIX_Comm_s;
+  if (!c) return fail(MPIX_ERR_NO_MEM, "MPIX_Comm_init: out of memory");
+  c->user_comm = mpi_comm;
+  // The duplicate is made even when MPIX_PPN is malformed, so that every rank takes
+  // part in the same collectives before the error is returned.
+  MPIX_CHECK_MPI(MPI_Comm_dup(mpi_comm, &c->lib_comm));
+  MPI_Comm_set_errhandler(c->lib_comm, MPI_ERRORS_RETURN);
+  MPI_Comm_size(c->lib_comm, &c->size);
+  MPI_Comm_rank(c->lib_comm, &c->rank);
+  if (rc == MPIX_SUCCESS) rc = c->locality.init(c->lib_comm, ppn);
+  if (rc != MPIX_SUCCESS) {
+    MPIX_Comm_free(&c);
+    return rc;
+  }
+  *comm = c;
+  return MPIX_SUCCESS;
+}
+
+extern "C" int MPIX_Comm_free(MPIX_Comm** comm) {
+  if (!comm || !*comm) return fail(MPIX_ERR_ARG, "MPIX_Comm_free: comm is NULL");
+  MPIX_Comm_s* c = *comm;
+  c->locality.free_comms();
+  if (c->lib_comm != MPI_COMM_NULL) MPI_Comm_free(&c->lib_comm);
+  delete c;
+  *comm = nullptr;
+  return MPIX_SUCCESS;
+}
+
+extern "C" int MPIX_Comm_update_locality(MPIX_Comm* comm, int ppn) {
+  if (!comm) return fail(MPIX_ERR_ARG, "MPIX_Comm_update_locality: comm is NULL");
+  return comm->locality.init(comm->lib_comm, ppn);
+}
+
+extern "C" int MPIX_Comm_locality(const MPIX_Comm* comm, int* num_nodes, int* node,
+                                  int* local_size, int* local_rank) {
+  if (!comm) return fail(MPIX_ERR_ARG, "MPIX_Comm_locality: comm is NULL");
+  if (num_nodes) *num_nodes = comm->locality.num_nodes();
+  if (node) *node = comm->locality.node();
+  if (local_size) *local_size = comm->locality.local_size();
+  if (local_rank) *local_rank = comm->locality.local_rank();
+  return MPIX_SUCCESS;
+}
+
+extern "C" MPI_Comm MPIX_Comm_mpi(const MPIX_Comm* comm) {
+  return comm ? comm->user_comm : MPI_COMM_NULL;
+}
+
+extern "C" int MPIX_Free(void* ptr) {
+  std::free(ptr);
+  return MPIX_SUCCESS;
+}

@@ -1,0 +1,24 @@
+// MPIX_Comm: the user's communicator, the library's duplicate of it (all library
+// traffic goes there, so it never meets the user's messages), the node layout and
+// the scratch pool of its plans.
+#pragma once
+#include <set>
+#include <string>
+
+#include "../topology/locality.hpp"
+#include "scratch.hpp"
+
+struct MPIX_Comm_s {
+  MPI_Comm user_comm = MPI_COMM_NULL;
+  MPI_Comm lib_comm = MPI_COMM_NULL;
+  int size = 0, rank = 0;
+  mpix::Locality locality;
+  mpix::ScratchPool scratch;
+  unsigned plans_created = 0;
+  std::set<std::string> verbose_reported;  // "op/algorithm" already reported
+
+  // Each plan gets 8 tags of its own, so that plans active at the same time on one
+  // communicator never match each other's messages. Plans are created collectively
+  // in the same order everywhere, so every rank hands out the same tags.
+  int next_plan_tag() { return (int)(plans_created++ % 4096u) * 8; }
+};

@@ -1,0 +1,50 @@
+// What the library needs to know of an MPI datatype to move blocks of it: where a
+// block lives, how many bytes it carries, and whether those bytes are one run in
+// memory (then they can be copied or sliced directly, otherwise they are packed).
+#pragma once
+#include <mpi.h>
+
+#include <cstddef>
+#include <vector>
+
+namespace mpix {
+
+struct TypeLayout {
+  MPI_Datatype type = MPI_DATATYPE_NULL;
+  MPI_Aint lb = 0, extent = 0, true_lb = 0, true_extent = 0;
+  long long size = 0;  // bytes of data in one element (MPI_Type_size)
+
+  // A block of `count` elements is one run of count*size bytes at true_lb.
+  bool contiguous(int count) const {
+    return true_extent == size && (count <= 1 || extent == size);
+  }
+  // Byte range [lo, hi) that `count` elements starting at byte offset 0 touch.
+  MPI_Aint span_lo(int count) const { return count > 0 ? true_lb : 0; }
+  MPI_Aint span_hi(int count) const {
+    return count > 0 ? true_lb + (MPI_Aint)(count - 1) * extent + true_extent : 0;
+  }
+};
+
+// Fills `layout`; MPIX_ERR_ARG naming `what` for MPI_DATATYPE_NULL.
+int describe_type(MPI_Datatype type, const char* what, TypeLayout* layout);
+
+// One block of a buffer: `count` elements of `layout.type` at `base`.
+struct Block {
+  char* base = nullptr;
+  int count = 0;
+  const TypeLayout* layout = nullptr;
+
+  long long bytes() const { return (long long)count * layout->size; }
+  bool contiguous() const { return layout->contiguous(count); }
+  char* first_byte() const { return base + layout->true_lb; }
+};
+
+// Packs `block` into `out` (count*size bytes); direct copy where contiguous.
+int pack_block(const Block& block, char* out, MPI_Comm comm);
+// Unpacks `block.bytes()` bytes from `in` into `block`.
+int unpack_block(const char* in, const Block& block, MPI_Comm comm);
+// Copies a block to another of the same type signature (the self block of an
+// exchange), through `staging` when either side is not contiguous.
+int copy_block(const Block& from, const Block& to, std::vector<char>& staging, MPI_Comm comm);
+
+}  // namespace mpix

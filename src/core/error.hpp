@@ -1,0 +1,33 @@
+// Error codes and this thread's last error message (API.md, "Errors").
+#pragma once
+#include <string>
+
+#include "mpix/mpix.h"
+
+namespace mpix {
+
+// Records `message` as this thread's last error and returns `code`, so that a
+// failing check reads `return fail(MPIX_ERR_ARG, "sendcounts[2]=-1: must be >= 0")`.
+int fail(int code, std::string message);
+
+// Formats like printf; for messages that carry numbers.
+std::string format(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+
+// Turns a failed MPI call into MPIX_ERR_MPI with MPI's own error text.
+int fail_mpi(int mpi_code, const char* what);
+
+}  // namespace mpix
+
+// Evaluates an MPI call; on failure records it and returns MPIX_ERR_MPI.
+#define MPIX_CHECK_MPI(call)                                      \
+  do {                                                            \
+    int mpix_mpi_rc_ = (call);                                    \
+    if (mpix_mpi_rc_ != MPI_SUCCESS) return ::mpix::fail_mpi(mpix_mpi_rc_, #call); \
+  } while (0)
+
+// Propagates an MPIX error code.
+#define MPIX_TRY(call)                         \
+  do {                                         \
+    int mpix_rc_ = (call);                     \
+    if (mpix_rc_ != MPIX_SUCCESS) return mpix_rc_; \
+  } while (0)

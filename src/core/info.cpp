@@ -1,0 +1,175 @@
+#include "info.hpp"
+
+#include <cctype>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+#include "error.hpp"
+#include "plan.hpp"
+#include "registry.hpp"
+
+namespace mpix {
+
+const std::vector<KeySpec>& info_keys() {
+  static const std::vector<KeySpec> keys = {
+      {"mpix_alltoall_algorithm", KeyKind::algorithm, kAlltoall},
+      {"mpix_alltoallv_algorithm", KeyKind::algorithm, kAlltoallv},
+      {"mpix_alltoall_crs_algorithm", KeyKind::algorithm, kAlltoallCrs},
+      {"mpix_alltoallv_crs_algorithm", KeyKind::algorithm, kAlltoallvCrs},
+      {"mpix_radix", KeyKind::radix, 0},
+      {"mpix_block_count", KeyKind::block_count, 0},
+      {"mpix_stride", KeyKind::positive, 0},
+      {"mpix_max_queue", KeyKind::queue, 0},
+      {"mpix_segment_bytes", KeyKind::positive, 0},
+      {"mpix_seed", KeyKind::seed, 0},
+      {"mpix_ipc_threshold", KeyKind::non_negative, 0},
+      {"mpix_memcpy_threshold", KeyKind::non_negative, 0},
+      {"mpix_tuning_file", KeyKind::path, 0},
+      {"mpix_check_args", KeyKind::boolean, 0},
+  };
+  return keys;
+}
+
+const KeySpec* find_key(const std::string& key) {
+  for (const KeySpec& spec : info_keys())
+    if (key == spec.key) return &spec;
+  return nullptr;
+}
+
+std::string env_name(const char* key) {
+  std::string name(key);
+  for (char& c : name) c = (char)std::toupper((unsigned char)c);
+  return name;
+}
+
+bool parse_integer(const std::string& text, long long* value) {
+  if (text.empty() || std::isspace((unsigned char)text[0])) return false;
+  errno = 0;
+  char* end = nullptr;
+  long long parsed = std::strtoll(text.c_str(), &end, 10);
+  if (errno != 0 || *end != '\0') return false;
+  *value = parsed;
+  return true;
+}
+
+static int bad_value(const std::string& source, const std::string& value, const char* why) {
+  return fail(MPIX_ERR_INFO_VALUE, source + "=" + value + ": " + why);
+}
+
+int check_value(const KeySpec& spec, const std::string& value, const std::string& source) {
+  long long number = 0;
+  bool is_number = parse_integer(value, &number);
+  switch (spec.kind) {
+    case KeyKind::algorithm: {
+      if (value == "auto" || find_algorithm(value, (Op)spec.op)) return MPIX_SUCCESS;
+      std::string known;
+      for (const std::string& name : algorithm_names((Op)spec.op)) known += " " + name;
+      return fail(MPIX_ERR_INFO_VALUE, source + "=" + value + ": unknown algorithm for " +
+                                           op_name((Op)spec.op) + "; known: auto" + known);
+    }
+    case KeyKind::radix:
+      if (value == "auto") return MPIX_SUCCESS;
+      if (!is_number) return bad_value(source, value, "not a number (expected 2..P or auto)");
+      if (number < 2 || number > INT32_MAX) return bad_value(source, value, "must be 2..P");
+      return MPIX_SUCCESS;
+    case KeyKind::positive:
+      if (!is_number) return bad_value(source, value, "not a number (expected an integer >= 1)");
+      if (number < 1 || number > INT32_MAX) return bad_value(source, value, "must be >= 1");
+      return MPIX_SUCCESS;
+    case KeyKind::block_count:
+      if (value == "unlimited") return MPIX_SUCCESS;
+      if (!is_number) return bad_value(source, value, "not a number (expected >= 1 or unlimited)");
+      if (number < 1 || number > INT32_MAX) return bad_value(source, value, "must be >= 1 or unlimited");
+      return MPIX_SUCCESS;
+    case KeyKind::queue:
+      if (!is_number) return bad_value(source, value, "not a number (expected an integer >= 2)");
+      if (number < 2 || number > INT32_MAX)
+        return bad_value(source, value, "must be >= 2 (a receive and a send)");
+      return MPIX_SUCCESS;
+    case KeyKind::non_negative:
+      if (!is_number) return bad_value(source, value, "not a number (expected an integer >= 0)");
+      if (number < 0) return bad_value(source, value, "must be >= 0");
+      return MPIX_SUCCESS;
+    case KeyKind::seed:
+      if (!is_number) return bad_value(source, value, "not a number (expected an integer)");
+      return MPIX_SUCCESS;
+    case KeyKind::path:
+      if (value.empty()) return bad_value(source, value, "empty file name");
+      return MPIX_SUCCESS;
+    case KeyKind::boolean:
+      if (value == "true" || value == "false") return MPIX_SUCCESS;
+      return bad_value(source, value, "expected true or false");
+  }
+  return MPIX_SUCCESS;
+}
+
+bool lookup(const MPIX_Info* info, const char* key, std::string* value, std::string* source) {
+  if (info) {
+    auto it = info->values.find(key);
+    if (it != info->values.end()) {
+      *value = it->second;
+      *source = key;
+      return true;
+    }
+  }
+  std::string name = env_name(key);
+  const char* env = std::getenv(name.c_str());
+  if (env) {
+    *value = env;
+    *source = name + " (environment)";
+    return true;
+  }
+  return false;
+}
+
+}  // namespace mpix
+
+using namespace mpix;
+
+extern "C" int MPIX_Info_init(MPIX_Info** info) {
+  if (!info) return fail(MPIX_ERR_ARG, "MPIX_Info_init: info is NULL");
+  *info = new (std::nothrow) MPIX_Info_s;
+  if (!*info) return fail(MPIX_ERR_NO_MEM, "MPIX_Info_init: out of memory");
+  return MPIX_SUCCESS;
+}
+
+extern "C" int MPIX_Info_set(MPIX_Info* info, const char* key, const char* value) {
+  if (!info) return fail(MPIX_ERR_ARG, "MPIX_Info_set: info is NULL");
+  if (!key) return fail(MPIX_ERR_ARG, "MPIX_Info_set: key is NULL");
+  if (!value) return fail(MPIX_ERR_ARG, format("MPIX_Info_set: value of %s is NULL", key));
+  const KeySpec* spec = find_key(key);
+  if (!spec) return fail(MPIX_ERR_INFO_KEY, format("MPIX_Info_set: unknown key '%s'", key));
+  MPIX_TRY(check_value(*spec, value, key));
+  try {
+    info->values[key] = value;
+  } catch (const std::bad_alloc&) {
+    return fail(MPIX_ERR_NO_MEM, "MPIX_Info_set: out of memory");
+  }
+  return MPIX_SUCCESS;
+}
+
+extern "C" int MPIX_Info_get(const MPIX_Info* info, const char* key, int valuelen, char* value,
+                             int* flag) {
+  if (!info) return fail(MPIX_ERR_ARG, "MPIX_Info_get: info is NULL");
+  if (!key) return fail(MPIX_ERR_ARG, "MPIX_Info_get: key is NULL");
+  if (!flag) return fail(MPIX_ERR_ARG, "MPIX_Info_get: flag is NULL");
+  if (!find_key(key)) return fail(MPIX_ERR_INFO_KEY, format("MPIX_Info_get: unknown key '%s'", key));
+  auto it = info->values.find(key);
+  *flag = it != info->values.end();
+  if (!*flag) return MPIX_SUCCESS;
+  if (valuelen < 1 || !value)
+    return fail(MPIX_ERR_ARG, format("MPIX_Info_get: valuelen=%d: need a buffer of >= 1 byte", valuelen));
+  std::size_t n = std::min<std::size_t>(it->second.size(), (std::size_t)valuelen - 1);
+  std::memcpy(value, it->second.data(), n);
+  value[n] = '\0';
+  return MPIX_SUCCESS;
+}
+
+extern "C" int MPIX_Info_free(MPIX_Info** info) {
+  if (!info) return fail(MPIX_ERR_ARG, "MPIX_Info_free: info is NULL");
+  delete *info;
+  *info = nullptr;
+  return MPIX_SUCCESS;
+}

@@ -1,0 +1,51 @@
+// MPIX_Info and the hint keys: the one table of keys, each with the check its value
+// gets on its own. A value is looked up in the info, then in the environment
+// (the key in upper case), in that order (API.md, "Hints").
+#pragma once
+#include <map>
+#include <string>
+#include <vector>
+
+#include "mpix/mpix.h"
+
+struct MPIX_Info_s {
+  std::map<std::string, std::string> values;
+};
+
+namespace mpix {
+
+enum class KeyKind {
+  algorithm,    // an algorithm name of `op`, or auto
+  radix,        // an integer >= 2, or auto
+  positive,     // an integer >= 1
+  block_count,  // an integer >= 1, or unlimited
+  queue,        // an integer >= 2 (a send and a receive)
+  non_negative, // an integer >= 0
+  seed,         // any integer
+  path,         // a non-empty file name
+  boolean,      // true or false
+};
+
+struct KeySpec {
+  const char* key;
+  KeyKind kind;
+  unsigned op;  // for algorithm keys: the operation they choose for
+};
+
+const std::vector<KeySpec>& info_keys();
+const KeySpec* find_key(const std::string& key);
+
+// The environment variable of a key: its name in upper case.
+std::string env_name(const char* key);
+
+// MPIX_ERR_INFO_VALUE with a message naming `source` if `value` is malformed.
+int check_value(const KeySpec& spec, const std::string& value, const std::string& source);
+
+// The value of `key` from `info` or else the environment; `source` names where it
+// came from for error messages. False if set in neither.
+bool lookup(const MPIX_Info* info, const char* key, std::string* value, std::string* source);
+
+// Parses a decimal integer filling the whole string.
+bool parse_integer(const std::string& text, long long* value);
+
+}  // namespace mpix

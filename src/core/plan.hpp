@@ -1,0 +1,67 @@
+// The one shape every algorithm has (ARCHITECTURE.md): a plan is built once from
+// an exchange description, then started and waited any number of times. Blocking
+// calls are init + start + wait + free.
+#pragma once
+#include <mpi.h>
+
+#include <string>
+#include <vector>
+
+#include "datatype.hpp"
+
+struct MPIX_Comm_s;
+
+namespace mpix {
+
+enum Op : unsigned {
+  kAlltoall = 1u,
+  kAlltoallv = 2u,
+  kAlltoallCrs = 4u,
+  kAlltoallvCrs = 8u,
+};
+const char* op_name(Op op);
+
+// One side (send or receive) of a dense exchange: P blocks of one datatype.
+struct BufferSide {
+  char* buf = nullptr;
+  std::vector<int> counts, displs;  // in elements, as in MPI
+  TypeLayout layout;
+
+  Block block(int peer) const {
+    return Block{buf + (MPI_Aint)displs[peer] * layout.extent, counts[peer], &layout};
+  }
+  long long block_bytes(int peer) const { return (long long)counts[peer] * layout.size; }
+};
+
+// A dense exchange: alltoall is the same description with `uniform` set, so an
+// algorithm that profits from equal blocks (no metadata round) can use it.
+struct Exchange {
+  BufferSide send, recv;
+  bool uniform = false;
+  int size = 0, rank = 0;
+  long long max_block_bytes = 0;  // over all ranks and blocks (agreed at init)
+};
+
+// What one start of a plan does, counted as it runs (and, for init, what init did).
+struct PlanStats {
+  int rounds = 0;                   // communication rounds (a wait between them)
+  long long messages = 0;           // payload messages sent to other ranks
+  long long payload_bytes = 0;      // payload bytes sent to other ranks
+  long long metadata_messages = 0;  // messages carrying block sizes or offsets
+  long long metadata_bytes = 0;
+  std::size_t scratch_bytes = 0;    // scratch held by the plan
+};
+
+class Plan {
+ public:
+  virtual ~Plan() = default;
+  // Local: posts the first round. Resets `stats` first.
+  virtual int start() = 0;
+  // Drives the exchange to completion.
+  virtual int wait() = 0;
+
+  PlanStats stats;       // of the last start
+  PlanStats init_stats;  // of init (for example a metadata exchange done once)
+};
+
+}  // namespace mpix

@@ -1,0 +1,126 @@
+#include "registry.hpp"
+
+#include <climits>
+
+#include "algorithms.hpp"
+#include "error.hpp"
+#include "info.hpp"
+
+namespace mpix {
+
+const char* op_name(Op op) {
+  switch (op) {
+    case kAlltoall: return "alltoall";
+    case kAlltoallv: return "alltoallv";
+    case kAlltoallCrs: return "alltoall_crs";
+    case kAlltoallvCrs: return "alltoallv_crs";
+  }
+  return "?";
+}
+
+const std::vector<Algorithm>& algorithms() {
+  static const std::vector<Algorithm> list = {
+      {"pmpi", kAlltoall | kAlltoallv, {}, create_pmpi, nullptr,
+       "the MPI library's own MPI_Ialltoall(v)"},
+      {"pairwise", kAlltoall | kAlltoallv, {}, create_pairwise, nullptr,
+       "P-1 rounds; round i sends to rank+i and receives from rank-i (paper 003 alg. 1)"},
+      {"nonblocking", kAlltoall | kAlltoallv, {}, create_nonblocking, nullptr,
+       "spread-out: all receives and sends posted round-robin, one wait (paper 003 alg. 2)"},
+      {"scattered", kAlltoall | kAlltoallv, {Param::block_count}, create_scattered, nullptr,
+       "spread-out in batches of block_count receives then sends (MPICH scattered)"},
+      {"multipair", kAlltoall | kAlltoallv, {Param::stride}, create_multipair, nullptr,
+       "stride send/receive pairs, then wait for all of them (paper 003 alg. 3)"},
+      {"multipair_waitany", kAlltoall | kAlltoallv, {Param::stride}, create_multipair_waitany,
+       nullptr, "stride pairs in flight, refilled as MPI_Waitany frees a slot (paper 003 alg. 4)"},
+      {"multipair_testany", kAlltoall | kAlltoallv, {Param::stride}, create_multipair_testany,
+       nullptr, "stride pairs in flight, refilled as MPI_Testany frees a slot (paper 003 alg. 5)"},
+      {"random_scatter", kAlltoall | kAlltoallv, {Param::seed}, create_random_scatter, nullptr,
+       "all receives then all sends in one shuffled rank order (paper 002 alg. 1)"},
+      {"random_sendrecv", kAlltoall | kAlltoallv, {Param::seed, Param::max_queue},
+       create_random_sendrecv, nullptr,
+       "anti-circulant schedule of a shuffled rank array, request queue of max_queue (paper 002 alg. 2)"},
+      {"random_segmented", kAlltoall | kAlltoallv,
+       {Param::seed, Param::max_queue, Param::segment_bytes}, create_random_segmented, nullptr,
+       "randomized sendrecv of segment_bytes slices, trailing remainders scattered (paper 002 alg. 3)"},
+  };
+  return list;
+}
+
+const Algorithm* find_algorithm(const std::string& name, Op op) {
+  for (const Algorithm& algorithm : algorithms())
+    if ((algorithm.ops & op) && name == algorithm.name) return &algorithm;
+  return nullptr;
+}
+
+std::vector<std::string> algorithm_names(Op op) {
+  std::vector<std::string> names;
+  for (const Algorithm& algorithm : algorithms())
+    if (algorithm.ops & op) names.push_back(algorithm.name);
+  return names;
+}
+
+const char* param_key(Param param) {
+  switch (param) {
+    case Param::radix: return "mpix_radix";
+    case Param::block_count: return "mpix_block_count";
+    case Param::stride: return "mpix_stride";
+    case Param::max_queue: return "mpix_max_queue";
+    case Param::segment_bytes: return "mpix_segment_bytes";
+    case Param::seed: return "mpix_seed";
+  }
+  return "?";
+}
+
+int resolve_params(const MPIX_Info_s* info, const std::vector<Param>& used, int comm_size,
+                   Params* params) {
+  params->seed = (unsigned long long)comm_size;
+  for (Param param : used) {
+    const char* key = param_key(param);
+    std::string value, source;
+    if (!lookup(info, key, &value, &source)) continue;
+    MPIX_TRY(check_value(*find_key(key), value, source));
+    long long number = 0;
+    bool is_number = parse_integer(value, &number);
+    switch (param) {
+      case Param::radix:
+        params->radix_auto = !is_number;
+        if (is_number) {
+          // P = 1 has nothing to exchange; radix 2 stays valid there.
+          int max_radix = comm_size < 2 ? 2 : comm_size;
+          if (number > max_radix)
+            return fail(MPIX_ERR_INFO_VALUE,
+                        format("%s=%lld: must be 2..P (P=%d)", source.c_str(), number, comm_size));
+          params->radix = (int)number;
+        }
+        break;
+      case Param::block_count: params->block_count = is_number ? (int)number : INT_MAX; break;
+      case Param::stride: params->stride = (int)number; break;
+      case Param::max_queue: params->max_queue = (int)number; break;
+      case Param::segment_bytes: params->segment_bytes = number; break;
+      case Param::seed: params->seed = (unsigned long long)number; break;
+    }
+  }
+  return MPIX_SUCCESS;
+}
+
+std::string describe_params(const std::vector<Param>& used, const Params& params) {
+  std::string text;
+  for (Param param : used) {
+    if (!text.empty()) text += ' ';
+    text += param_key(param) + 5;  // without "mpix_"
+    text += '=';
+    switch (param) {
+      case Param::radix: text += params.radix_auto ? std::string("auto") : std::to_string(params.radix); break;
+      case Param::block_count:
+        text += params.block_count == INT_MAX ? std::string("unlimited") : std::to_string(params.block_count);
+        break;
+      case Param::stride: text += std::to_string(params.stride); break;
+      case Param::max_queue: text += std::to_string(params.max_queue); break;
+      case Param::segment_bytes: text += std::to_string(params.segment_bytes); break;
+      case Param::seed: text += std::to_string(params.seed); break;
+    }
+  }
+  return text;
+}
+
+}  // namespace mpix

@@ -1,0 +1,62 @@
+// The algorithm registry: the single list of algorithms. Each entry has its
+// factory, the parameters it takes (with their ranges, checked per call) and when
+// it applies. Selection, mpix-bench, mpix-tune and the tests enumerate it.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "plan.hpp"
+
+struct MPIX_Comm_s;
+struct MPIX_Info_s;
+
+namespace mpix {
+
+enum class Param { radix, block_count, stride, max_queue, segment_bytes, seed };
+const char* param_key(Param param);
+
+// Parameter values of one call, after info > environment > default.
+struct Params {
+  int radix = 2;
+  bool radix_auto = true;  // choose the radix from the cost model
+  int block_count = 32;    // requests per batch (MPICH's throttle default); INT_MAX: unlimited
+  int stride = 8;          // pairs in flight for multi-pair
+  int max_queue = 64;      // requests in flight for randomized sendrecv
+  long long segment_bytes = 8192;
+  unsigned long long seed = 0;  // default: the communicator size, as in paper 002
+};
+
+// Resolves the parameters `used` for a communicator of `comm_size` ranks; fails with
+// MPIX_ERR_INFO_VALUE (message names the key or variable) when out of range.
+int resolve_params(const MPIX_Info_s* info, const std::vector<Param>& used, int comm_size,
+                   Params* params);
+// "radix=4 block_count=unlimited" for reports.
+std::string describe_params(const std::vector<Param>& used, const Params& params);
+
+struct PlanContext {
+  MPIX_Comm_s* comm = nullptr;
+  MPI_Comm mpi_comm = MPI_COMM_NULL;  // the library's duplicate
+  int tag = 0;                        // first of the plan's 8 tags
+  Exchange exchange;
+  Params params;
+};
+
+using Factory = int (*)(const PlanContext& context, std::unique_ptr<Plan>* plan);
+// Empty if the algorithm applies to the call, else why not.
+using Applicability = std::string (*)(const PlanContext& context);
+
+struct Algorithm {
+  const char* name;
+  unsigned ops;  // bitwise or of Op
+  std::vector<Param> params;
+  Factory create;
+  Applicability inapplicable;  // nullptr: applies everywhere
+  const char* summary;
+};
+
+const std::vector<Algorithm>& algorithms();
+const Algorithm* find_algorithm(const std::string& name, Op op);
+std::vector<std::string> algorithm_names(Op op);
+
+}  // namespace mpix

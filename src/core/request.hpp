@@ -1,0 +1,25 @@
+// MPIX_Request: a plan with the state of a persistent collective. Visible to the
+// tools and tests so that they can read a plan's counters.
+#pragma once
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "comm.hpp"
+#include "plan.hpp"
+#include "scratch.hpp"
+
+struct MPIX_Request_s {
+  MPIX_Comm_s* comm = nullptr;
+  std::unique_ptr<mpix::Plan> plan;
+  std::string algorithm;  // the name chosen (after auto)
+  std::string params;     // its parameters, "stride=8"
+  bool active = false;
+
+  // MPI_IN_PLACE: the receive buffer's blocks are copied here at each start and
+  // sent from here, so that received blocks can overwrite them.
+  mpix::ScratchBuffer in_place_copy;
+  char* in_place_source = nullptr;     // first byte of the receive blocks' span
+  std::ptrdiff_t in_place_copy_offset = 0;  // where that byte goes in the copy
+  std::ptrdiff_t in_place_bytes = 0;
+};

@@ -1,0 +1,120 @@
+#include "schedule.hpp"
+
+#include <climits>
+
+#include "error.hpp"
+
+namespace mpix {
+
+const TypeLayout& byte_layout() {
+  static const TypeLayout layout = [] {
+    TypeLayout l;
+    l.type = MPI_BYTE;
+    l.extent = l.true_extent = 1;
+    l.size = 1;
+    return l;
+  }();
+  return layout;
+}
+
+int Traffic::isend(const Message& m, MPI_Request* request, PlanStats& stats, int tag_offset) {
+  MPIX_CHECK_MPI(MPI_Isend(m.block.base, m.block.count, m.block.layout->type, m.peer,
+                           tag_ + tag_offset, comm_, request));
+  stats.messages += 1;
+  stats.payload_bytes += m.block.bytes();
+  return MPIX_SUCCESS;
+}
+
+int Traffic::irecv(const Message& m, MPI_Request* request, int tag_offset) {
+  MPIX_CHECK_MPI(MPI_Irecv(m.block.base, m.block.count, m.block.layout->type, m.peer,
+                           tag_ + tag_offset, comm_, request));
+  return MPIX_SUCCESS;
+}
+
+int ScheduledPlan::start() {
+  stats = PlanStats{};
+  stats.scratch_bytes = init_stats.scratch_bytes;
+  phase_ = 0;
+  next_step_ = 0;
+  requests_.clear();
+  if (before_start_) MPIX_TRY(before_start_());
+  return post_batch();
+}
+
+int ScheduledPlan::post_batch() {
+  requests_.clear();
+  while (phase_ < phases_.size()) {
+    const Phase& phase = phases_[phase_];
+    if (next_step_ >= phase.step_count) {
+      ++phase_;
+      next_step_ = 0;
+      continue;
+    }
+    int end = phase.batch_steps >= phase.step_count - next_step_ ? phase.step_count
+                                                                 : next_step_ + phase.batch_steps;
+    // Two passes when receives go first (all receives of the batch, then all sends);
+    // one interleaved pass otherwise.
+    for (int pass = 0; pass < (phase.recvs_first ? 2 : 1); ++pass) {
+      for (int i = next_step_; i < end; ++i) {
+        Step s = phase.step(i);
+        bool post_recv = !phase.recvs_first || pass == 0;
+        bool post_send = !phase.recvs_first || pass == 1;
+        if ((s.recv.peer == rank_) != (s.send.peer == rank_))
+          return fail(MPIX_ERR_ARG, "internal: a schedule step is local on one side only");
+        if (post_recv && s.recv.peer == rank_) {
+          // The own block: a local copy, done when its step comes.
+          MPIX_TRY(copy_block(s.send.block, s.recv.block, copy_staging_, traffic_.comm()));
+          continue;
+        }
+        if (post_send && s.send.peer == rank_) continue;
+        if (post_recv && !s.recv.empty()) {
+          requests_.emplace_back();
+          MPIX_TRY(traffic_.irecv(s.recv, &requests_.back()));
+        }
+        if (post_send && !s.send.empty()) {
+          requests_.emplace_back();
+          MPIX_TRY(traffic_.isend(s.send, &requests_.back(), stats));
+        }
+      }
+    }
+    next_step_ = end;
+    if (!requests_.empty()) {
+      ++stats.rounds;
+      return MPIX_SUCCESS;
+    }
+  }
+  return MPIX_SUCCESS;
+}
+
+int ScheduledPlan::wait() {
+  while (!requests_.empty()) {
+    MPIX_CHECK_MPI(MPI_Waitall((int)requests_.size(), requests_.data(), MPI_STATUSES_IGNORE));
+    MPIX_TRY(post_batch());
+  }
+  if (after_wait_) MPIX_TRY(after_wait_());
+  return MPIX_SUCCESS;
+}
+
+}  // namespace mpix
+
+namespace mpix {
+namespace {
+
+class LinearSchedule : public ExchangeSchedule {
+ public:
+  LinearSchedule(const PlanContext& context, int batch_steps, bool recvs_first) : ExchangeSchedule(context) {
+    int size = ex_.size, rank = ex_.rank;
+    phases_.push_back(Phase{size, [this, size, rank](int i) {
+                              return blocks((rank - i + size) % size, (rank + i) % size);
+                            },
+                            batch_steps, recvs_first});
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Plan> make_linear_schedule(const PlanContext& context, int batch_steps, bool recvs_first) {
+  return std::make_unique<LinearSchedule>(context, batch_steps, recvs_first);
+}
+
+}  // namespace mpix

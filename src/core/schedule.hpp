@@ -1,0 +1,99 @@
+// The engine under every linear-time exchange: a schedule of steps, each a receive
+// from one peer and a send to another, posted in batches with a wait after each
+// batch. Pairwise is a batch of one step, spread-out one batch of all steps,
+// scattered and multi-pair batches of `block_count` / `stride` steps, randomized
+// sendrecv batches bounded by the request queue; only the step order differs.
+#pragma once
+#include <functional>
+#include <vector>
+
+#include "plan.hpp"
+#include "registry.hpp"
+
+namespace mpix {
+
+// A block (or a byte slice of one) to or from `peer`; peer < 0 or no bytes: nothing.
+struct Message {
+  Block block;
+  int peer = -1;
+  bool empty() const { return peer < 0 || block.count == 0 || block.layout->size == 0; }
+};
+
+// The layout of MPI_BYTE, for byte slices of packed or contiguous blocks.
+const TypeLayout& byte_layout();
+
+// Posts a plan's messages on the library's communicator under the plan's tag and
+// counts them in the plan's stats.
+class Traffic {
+ public:
+  Traffic(MPI_Comm comm, int tag) : comm_(comm), tag_(tag) {}
+  int isend(const Message& m, MPI_Request* request, PlanStats& stats, int tag_offset = 0);
+  int irecv(const Message& m, MPI_Request* request, int tag_offset = 0);
+  MPI_Comm comm() const { return comm_; }
+
+ private:
+  MPI_Comm comm_;
+  int tag_;
+};
+
+struct Step {
+  Message recv, send;
+};
+
+struct Phase {
+  int step_count = 0;
+  std::function<Step(int)> step;  // the i-th step, computed when posted
+  int batch_steps = 1;            // steps per batch; a wait after each batch
+  bool recvs_first = false;       // post a batch's receives before its sends
+};
+
+// A plan that runs phases of batched steps. Start posts the first batch; wait
+// completes it and runs the rest. A step whose peer is this rank is a local copy.
+class ScheduledPlan : public Plan {
+ public:
+  ScheduledPlan(MPI_Comm comm, int tag, int rank) : traffic_(comm, tag), rank_(rank) {}
+  int start() override;
+  int wait() override;
+
+ protected:
+  std::vector<Phase> phases_;
+  std::function<int()> before_start_, after_wait_;  // pack / unpack of staged blocks
+
+ private:
+  int post_batch();  // posts the next batch, moving past finished phases
+  Traffic traffic_;
+  int rank_;
+  std::size_t phase_ = 0;
+  int next_step_ = 0;
+  std::vector<MPI_Request> requests_;
+  std::vector<char> copy_staging_;
+};
+
+}  // namespace mpix
+
+namespace mpix {
+
+// A scheduled plan over the blocks of a dense exchange.
+class ExchangeSchedule : public ScheduledPlan {
+ public:
+  explicit ExchangeSchedule(const PlanContext& context)
+      : ScheduledPlan(context.mpi_comm, context.tag, context.exchange.rank), ex_(context.exchange) {}
+
+ protected:
+  // Receive the block of `recv_from`, send the block for `send_to`.
+  Step blocks(int recv_from, int send_to) const {
+    return Step{Message{ex_.recv.block(recv_from), recv_from}, Message{ex_.send.block(send_to), send_to}};
+  }
+  Exchange ex_;
+};
+
+}  // namespace mpix
+
+namespace mpix {
+
+// Step i sends to rank + i and receives from rank - i (paper 003, algorithms 1-3),
+// `batch_steps` steps between waits; step 0 is the own block. Pairwise, spread-out,
+// scattered and multi-pair differ only in the batch and the posting order.
+std::unique_ptr<Plan> make_linear_schedule(const PlanContext& context, int batch_steps, bool recvs_first);
+
+}  // namespace mpix
