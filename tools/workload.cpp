@@ -1,0 +1,81 @@
+#include "workload.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace mpix {
+namespace workload {
+
+const std::vector<Distribution>& all_distributions() {
+  static const std::vector<Distribution> list = {Distribution::constant, Distribution::uniform,
+                                                 Distribution::normal,   Distribution::powerlaw,
+                                                 Distribution::fft_n1,   Distribution::fft_n2};
+  return list;
+}
+
+const char* distribution_name(Distribution distribution) {
+  switch (distribution) {
+    case Distribution::constant: return "constant";
+    case Distribution::uniform: return "uniform";
+    case Distribution::normal: return "normal";
+    case Distribution::powerlaw: return "powerlaw";
+    case Distribution::fft_n1: return "fft_n1";
+    case Distribution::fft_n2: return "fft_n2";
+  }
+  return "?";
+}
+
+bool parse_distribution(const std::string& name, Distribution* distribution) {
+  for (Distribution d : all_distributions())
+    if (name == distribution_name(d)) {
+      *distribution = d;
+      return true;
+    }
+  return false;
+}
+
+bool fixed_sizes(Distribution distribution) {
+  return distribution == Distribution::fft_n1 || distribution == Distribution::fft_n2;
+}
+
+namespace {
+
+// A uniform number in [0, 1) from (seed, source, dest, draw), by splitmix64.
+double uniform01(std::uint64_t seed, int source, int dest, int draw) {
+  std::uint64_t z = seed * 0x9e3779b97f4a7c15ull + ((std::uint64_t)source << 32) + (std::uint64_t)dest +
+                    (std::uint64_t)draw * 0xd1b54a32d192ed03ull;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  z ^= z >> 31;
+  return (double)(z >> 11) * (1.0 / 9007199254740992.0);
+}
+
+}  // namespace
+
+long long block_bytes(Distribution distribution, long long max_bytes, int source, int dest, int size,
+                      std::uint64_t seed) {
+  const double s = (double)max_bytes;
+  switch (distribution) {
+    case Distribution::constant: return max_bytes;
+    case Distribution::uniform:
+      return std::min(max_bytes, (long long)(uniform01(seed, source, dest, 0) * (s + 1)));
+    case Distribution::normal: {
+      // Box-Muller.
+      double u1 = 1.0 - uniform01(seed, source, dest, 0), u2 = uniform01(seed, source, dest, 1);
+      double z = std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
+      double x = s / 2 + 0.24 * (s / 2) * z;
+      return (long long)std::clamp(std::llround(x), 0LL, max_bytes);
+    }
+    case Distribution::powerlaw:
+      return (long long)(s * std::pow(uniform01(seed, source, dest, 0), 20.0));
+    case Distribution::fft_n1: {
+      int workers = (int)std::ceil(0.625 * size), filled = (int)std::ceil(0.78125 * size);
+      return source < workers && dest < filled ? 8 * 8 : 0;
+    }
+    case Distribution::fft_n2: return source < size - 1 ? 64 * 8 : 16 * 8;
+  }
+  return 0;
+}
+
+}  // namespace workload
+}  // namespace mpix
