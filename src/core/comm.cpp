@@ -11,7 +11,7 @@ using namespace mpix;
 static int ppn_from_environment(int* ppn) {
   *ppn = 0;
   const char* text = std::getenv("MPIX_PPN");
-  if (!text) return MPIX_SUCCESS;
+  if (!text || !*text) return MPIX_SUCCESS;
   long long value = 0;
   if (!parse_integer(text, &value) || value > INT32_MAX)
     return fail(MPIX_ERR_ARG, format("MPIX_PPN=%s (environment): not an integer", text));

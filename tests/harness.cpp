@@ -1,0 +1,208 @@
+#include "harness.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+
+namespace harness {
+
+int world_rank() {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  return rank;
+}
+
+int world_size() {
+  int size = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  return size;
+}
+
+bool all_ranks(bool ok) {
+  int mine = ok ? 1 : 0, all = 0;
+  MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  return all == 1;
+}
+
+namespace {
+// Frees the test datatypes when MPI_Finalize deletes MPI_COMM_SELF's attributes.
+int free_types_at_finalize(MPI_Comm, int, void* attribute, void*) {
+  auto* types = static_cast<std::vector<MPI_Datatype>*>(attribute);
+  for (MPI_Datatype& type : *types) MPI_Type_free(&type);
+  return MPI_SUCCESS;
+}
+}  // namespace
+
+const std::vector<TypeCase>& type_cases() {
+  static std::vector<TypeCase> cases = [] {
+    MPI_Datatype contiguous, vector;
+    MPI_Type_contiguous(3, MPI_INT, &contiguous);
+    MPI_Type_commit(&contiguous);
+    MPI_Type_vector(2, 1, 2, MPI_DOUBLE, &vector);  // 2 doubles with a hole: extent 24, size 16
+    MPI_Type_commit(&vector);
+    static std::vector<MPI_Datatype> owned = {contiguous, vector};
+    int key = MPI_KEYVAL_INVALID;
+    MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, free_types_at_finalize, &key, nullptr);
+    MPI_Comm_set_attr(MPI_COMM_SELF, key, &owned);
+    return std::vector<TypeCase>{
+        {"byte", MPI_BYTE, MPI_BYTE, 1, 1, 1},
+        {"int", MPI_INT, MPI_INT, 1, 1, (int)sizeof(int)},
+        {"double", MPI_DOUBLE, MPI_DOUBLE, 1, 1, (int)sizeof(double)},
+        {"contiguous", contiguous, contiguous, 1, 1, 3 * (int)sizeof(int)},
+        {"vector", vector, vector, 1, 1, 2 * (int)sizeof(double)},
+        {"mixed", MPI_INT, contiguous, 3, 1, 3 * (int)sizeof(int)},
+    };
+  }();
+  return cases;
+}
+
+const TypeCase& type_case(const std::string& name) {
+  for (const TypeCase& c : type_cases())
+    if (c.name == name) return c;
+  throw std::invalid_argument("no type case " + name);
+}
+
+Info::Info(std::initializer_list<std::pair<const char*, std::string>> pairs) {
+  MPIX_Info_init(&info);
+  for (const auto& p : pairs) set(p.first, p.second);
+}
+
+void Info::set(const char* key, const std::string& value) {
+  if (MPIX_Info_set(info, key, value.c_str()) != MPIX_SUCCESS)
+    throw std::invalid_argument(std::string("MPIX_Info_set: ") + MPIX_Last_error_message());
+}
+
+Info::~Info() { MPIX_Info_free(&info); }
+
+std::string DenseCase::describe() const {
+  std::string text = alltoall ? "alltoall" : "alltoallv";
+  text += " algorithm=" + (algorithm.empty() ? std::string("auto") : algorithm);
+  text += " dist=" + std::string(mpix::workload::distribution_name(dist));
+  text += " S=" + std::to_string(max_bytes) + " types=" + types;
+  text += mode == Mode::blocking ? " blocking" : " persistent";
+  if (in_place) text += " in-place";
+  for (const auto& k : keys) text += std::string(" ") + k.first + "=" + k.second;
+  return text;
+}
+
+namespace {
+
+constexpr std::size_t kGuard = 64;
+
+struct Side {
+  std::vector<int> counts, displs;
+  MPI_Datatype type;
+  std::vector<unsigned char> storage;  // guard + data + guard
+  unsigned char* data() { return storage.data() + kGuard; }
+};
+
+// Lays blocks out with gaps between them (and, on the receive side, in reverse
+// order of peers) so that canaries sit between blocks, not only around them.
+// Alltoall's blocks are packed in rank order (`packed`).
+void lay_out(Side& side, MPI_Datatype type, const std::vector<int>& counts, bool reverse, bool packed) {
+  int size = (int)counts.size();
+  side.type = type;
+  side.counts = counts;
+  side.displs.assign(size, 0);
+  long long cursor = 0;
+  for (int k = 0; k < size; ++k) {
+    int peer = reverse && !packed ? size - 1 - k : k;
+    if (!packed) cursor += reverse ? 1 : peer % 2;
+    side.displs[peer] = (int)cursor;
+    cursor += counts[peer];
+  }
+  MPI_Aint lb, extent, true_lb, true_extent;
+  MPI_Type_get_extent(type, &lb, &extent);
+  MPI_Type_get_true_extent(type, &true_lb, &true_extent);
+  std::size_t bytes = (std::size_t)(cursor * extent + std::max<MPI_Aint>(true_extent, extent) + true_lb);
+  side.storage.assign(bytes + 2 * kGuard, 0);
+}
+
+void fill(std::vector<unsigned char>& bytes, int rank, int start) {
+  for (std::size_t i = 0; i < bytes.size(); ++i)
+    bytes[i] = (unsigned char)((i * 131u + (unsigned)rank * 17u + (unsigned)start * 71u + 7u) >> 1);
+}
+
+}  // namespace
+
+bool run_dense_case(const DenseCase& c, MPIX_Comm* comm, std::string* why) {
+  const int size = world_size(), rank = world_rank();
+  const TypeCase& tc = type_case(c.types);
+  MPI_Datatype send_type = c.in_place ? tc.recv : tc.send;
+  int send_per_unit = c.in_place ? tc.recv_per_unit : tc.send_per_unit;
+
+  // Units of data from `source` to `dest`; symmetric for in-place, where a rank
+  // sends to j from the block it receives from j.
+  auto units = [&](int source, int dest) {
+    if (c.in_place && source > dest) std::swap(source, dest);
+    long long bytes = c.alltoall ? c.max_bytes
+                                 : mpix::workload::block_bytes(c.dist, c.max_bytes, source, dest, size, 12345);
+    return (int)(bytes / tc.unit_bytes);
+  };
+  std::vector<int> send_counts(size), recv_counts(size);
+  for (int peer = 0; peer < size; ++peer) {
+    send_counts[peer] = units(rank, peer) * send_per_unit;
+    recv_counts[peer] = units(peer, rank) * tc.recv_per_unit;
+  }
+  Side send, recv, reference;
+  lay_out(send, send_type, send_counts, false, c.alltoall);
+  lay_out(recv, tc.recv, recv_counts, true, c.alltoall);
+  lay_out(reference, tc.recv, recv_counts, true, c.alltoall);
+
+  Info info;
+  if (!c.algorithm.empty()) info.set(c.alltoall ? "mpix_alltoall_algorithm" : "mpix_alltoallv_algorithm", c.algorithm);
+  for (const auto& k : c.keys) info.set(k.first, k.second);
+
+  const void* sendbuf = c.in_place ? MPI_IN_PLACE : (const void*)send.data();
+  auto call = [&](MPIX_Request** request) {
+    if (c.alltoall) {
+      if (request)
+        return MPIX_Alltoall_init(sendbuf, send_counts[0], send_type, recv.data(), recv_counts[0], tc.recv,
+                                  info.info, comm, request);
+      return MPIX_Alltoall(sendbuf, send_counts[0], send_type, recv.data(), recv_counts[0], tc.recv, info.info, comm);
+    }
+    if (request)
+      return MPIX_Alltoallv_init(sendbuf, send.counts.data(), send.displs.data(), send_type, recv.data(),
+                                 recv.counts.data(), recv.displs.data(), tc.recv, info.info, comm, request);
+    return MPIX_Alltoallv(sendbuf, send.counts.data(), send.displs.data(), send_type, recv.data(),
+                          recv.counts.data(), recv.displs.data(), tc.recv, info.info, comm);
+  };
+
+  bool ok = true;
+  auto problem = [&](const std::string& text) {
+    if (ok && why) *why = text;
+    ok = false;
+  };
+  MPIX_Request* request = nullptr;
+  if (c.mode == Mode::persistent) {
+    int rc = call(&request);
+    if (rc != MPIX_SUCCESS) problem(std::string("init: ") + MPIX_Error_string(rc) + ": " + MPIX_Last_error_message());
+  }
+  // A failed init leaves nothing to run; the ranks agree on that before going on.
+  bool runnable = all_ranks(c.mode == Mode::blocking || request != nullptr);
+  int starts = c.mode == Mode::blocking ? 1 : c.starts;
+  for (int start = 0; runnable && start < starts; ++start) {
+    fill(send.storage, rank, start);
+    fill(recv.storage, rank + 1000, start);
+    reference.storage = recv.storage;
+    int rc = c.mode == Mode::blocking ? call(nullptr) : MPIX_Start(request);
+    if (rc == MPIX_SUCCESS && request) rc = MPIX_Wait(request, MPI_STATUS_IGNORE);
+    if (rc != MPIX_SUCCESS) problem(std::string(MPIX_Error_string(rc)) + ": " + MPIX_Last_error_message());
+    if (c.alltoall)
+      MPI_Alltoall(sendbuf, send_counts[0], send_type, reference.data(), recv_counts[0], tc.recv, MPI_COMM_WORLD);
+    else
+      MPI_Alltoallv(sendbuf, send.counts.data(), send.displs.data(), send_type,
+                  reference.data(), reference.counts.data(), reference.displs.data(), tc.recv, MPI_COMM_WORLD);
+    if (recv.storage != reference.storage) {
+      std::size_t i = 0;
+      while (recv.storage[i] == reference.storage[i]) ++i;
+      long long offset = (long long)i - (long long)kGuard;
+      problem("start " + std::to_string(start) + ": receive buffer differs from MPI_Alltoallv at byte offset " +
+              std::to_string(offset) + " of " + std::to_string(recv.storage.size() - 2 * kGuard));
+    }
+  }
+  if (request) MPIX_Request_free(&request);
+  return all_ranks(ok);
+}
+
+}  // namespace harness

@@ -1,0 +1,61 @@
+// Helpers shared by the test programs: agreement between ranks, datatypes to test,
+// and a dense exchange checked byte for byte against MPI_Alltoallv with canaries.
+#pragma once
+#include <mpi.h>
+
+#include <string>
+#include <vector>
+
+#include "mpix/mpix.h"
+#include "workload.hpp"
+
+namespace harness {
+
+int world_rank();
+int world_size();
+// True on every rank when `ok` is true on every rank.
+bool all_ranks(bool ok);
+
+// A pair of datatypes with the same signature per unit of data: a unit is
+// send_per_unit elements of `send` and recv_per_unit elements of `recv`.
+struct TypeCase {
+  std::string name;
+  MPI_Datatype send, recv;
+  int send_per_unit, recv_per_unit;
+  int unit_bytes;
+};
+// byte, int, double, contiguous (3 ints), vector (2 doubles, stride 2: holes),
+// and mixed (ints sent, 3-int contiguous received). Freed at MPI_Finalize.
+const std::vector<TypeCase>& type_cases();
+const TypeCase& type_case(const std::string& name);
+
+// An MPIX_Info with the given key/value pairs (nullptr for none).
+struct Info {
+  MPIX_Info* info = nullptr;
+  Info(std::initializer_list<std::pair<const char*, std::string>> pairs = {});
+  void set(const char* key, const std::string& value);
+  ~Info();
+};
+
+enum class Mode { blocking, persistent };
+
+struct DenseCase {
+  bool alltoall = false;          // alltoall: constant blocks of max_bytes
+  mpix::workload::Distribution dist = mpix::workload::Distribution::uniform;
+  long long max_bytes = 256;
+  std::string types = "int";
+  Mode mode = Mode::blocking;
+  bool in_place = false;
+  int starts = 3;                 // persistent: starts with changed contents
+  std::string algorithm;          // empty: auto (no algorithm key)
+  std::vector<std::pair<const char*, std::string>> keys;  // more info keys
+  std::string describe() const;
+};
+
+// Runs the case through MPIX on `comm` and MPI_Alltoallv on MPI_COMM_WORLD with
+// the same arguments; true on every rank when all receive buffers (guards, holes
+// and gaps included) are equal byte for byte and every call succeeded. `why` gets
+// the first problem seen on this rank.
+bool run_dense_case(const DenseCase& c, MPIX_Comm* comm, std::string* why);
+
+}  // namespace harness
