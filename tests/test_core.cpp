@@ -1,0 +1,435 @@
+// The core layer: hints, errors (every invalid input gets a code and a message,
+// and the communicator stays usable), locality and its emulation, persistent
+// request semantics, isolation of the library's traffic, the scratch pool.
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <cstring>
+#include <iterator>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/comm.hpp"
+#include "core/request.hpp"
+#include "harness.hpp"
+
+using harness::all_ranks;
+
+namespace {
+
+struct Comm {
+  MPIX_Comm* comm = nullptr;
+  explicit Comm(MPI_Comm mpi = MPI_COMM_WORLD) { MPIX_Comm_init(&comm, mpi); }
+  ~Comm() { MPIX_Comm_free(&comm); }
+};
+
+bool message_has(const char* text) { return std::strstr(MPIX_Last_error_message(), text) != nullptr; }
+
+// A small valid alltoallv of ints on `comm`: block i->j holds i*100+j.
+struct SmallExchange {
+  int size = harness::world_size(), rank = harness::world_rank();
+  std::vector<int> send, recv, counts, displs;
+  SmallExchange() : send(size), recv(size, -1), counts(size, 1), displs(size) {
+    for (int j = 0; j < size; ++j) {
+      send[j] = rank * 100 + j;
+      displs[j] = j;
+    }
+  }
+  int run(MPIX_Info* info, MPIX_Comm* comm) {
+    return MPIX_Alltoallv(send.data(), counts.data(), displs.data(), MPI_INT, recv.data(), counts.data(),
+                          displs.data(), MPI_INT, info, comm);
+  }
+  bool correct() const {
+    for (int i = 0; i < size; ++i)
+      if (recv[i] != i * 100 + rank) return false;
+    return true;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("error strings", "[errors]") {
+  for (int code = 0; code <= 8; ++code) {
+    REQUIRE(MPIX_Error_string(code) != nullptr);
+    CHECK(std::strlen(MPIX_Error_string(code)) > 0);
+  }
+  CHECK(MPIX_Error_string(-7) != nullptr);
+  CHECK(MPIX_Error_string(12345) != nullptr);
+  CHECK(MPIX_Last_error_message() != nullptr);
+  // All codes distinct and positive.
+  int codes[] = {MPIX_ERR_ARG, MPIX_ERR_INFO_KEY, MPIX_ERR_INFO_VALUE, MPIX_ERR_UNSUPPORTED,
+                 MPIX_ERR_NO_MEM, MPIX_ERR_MPI, MPIX_ERR_DEVICE, MPIX_ERR_TUNING_FILE};
+  std::set<int> distinct(std::begin(codes), std::end(codes));
+  CHECK(distinct.size() == 8);
+  CHECK(*distinct.begin() > 0);
+}
+
+TEST_CASE("info keys and values", "[info]") {
+  MPIX_Info* info = nullptr;
+  REQUIRE(MPIX_Info_init(&info) == MPIX_SUCCESS);
+
+  CHECK(MPIX_Info_set(info, "mpix_no_such_key", "1") == MPIX_ERR_INFO_KEY);
+  CHECK(message_has("mpix_no_such_key"));
+
+  struct Bad { const char* key; const char* value; const char* says; };
+  for (const Bad& bad : std::vector<Bad>{{"mpix_radix", "1", "2..P"},
+                                         {"mpix_radix", "0", "2..P"},
+                                         {"mpix_radix", "-4", "2..P"},
+                                         {"mpix_radix", "four", "not a number"},
+                                         {"mpix_radix", "4x", "not a number"},
+                                         {"mpix_radix", "", "not a number"},
+                                         {"mpix_block_count", "0", ">= 1"},
+                                         {"mpix_block_count", "-2", ">= 1"},
+                                         {"mpix_block_count", "lots", "not a number"},
+                                         {"mpix_stride", "0", ">= 1"},
+                                         {"mpix_max_queue", "1", ">= 2"},
+                                         {"mpix_segment_bytes", "0", ">= 1"},
+                                         {"mpix_seed", "abc", "not a number"},
+                                         {"mpix_ipc_threshold", "-1", ">= 0"},
+                                         {"mpix_check_args", "maybe", "true or false"},
+                                         {"mpix_tuning_file", "", "empty"},
+                                         {"mpix_alltoallv_algorithm", "no_such", "unknown algorithm"},
+                                         {"mpix_alltoallv_algorithm", "bruck_not", "unknown algorithm"}}) {
+    INFO(bad.key << "=" << bad.value);
+    CHECK(MPIX_Info_set(info, bad.key, bad.value) == MPIX_ERR_INFO_VALUE);
+    CHECK(message_has(bad.key));
+    CHECK(message_has(bad.says));
+  }
+  CHECK(MPIX_Info_set(nullptr, "mpix_radix", "2") == MPIX_ERR_ARG);
+  CHECK(MPIX_Info_set(info, nullptr, "2") == MPIX_ERR_ARG);
+  CHECK(MPIX_Info_set(info, "mpix_radix", nullptr) == MPIX_ERR_ARG);
+
+  CHECK(MPIX_Info_set(info, "mpix_radix", "auto") == MPIX_SUCCESS);
+  CHECK(MPIX_Info_set(info, "mpix_radix", "8") == MPIX_SUCCESS);
+  CHECK(MPIX_Info_set(info, "mpix_block_count", "unlimited") == MPIX_SUCCESS);
+  CHECK(MPIX_Info_set(info, "mpix_alltoallv_algorithm", "pairwise") == MPIX_SUCCESS);
+  CHECK(MPIX_Info_set(info, "mpix_check_args", "true") == MPIX_SUCCESS);
+
+  char value[16];
+  int flag = -1;
+  CHECK(MPIX_Info_get(info, "mpix_radix", sizeof value, value, &flag) == MPIX_SUCCESS);
+  CHECK(flag == 1);
+  CHECK(std::string(value) == "8");
+  CHECK(MPIX_Info_get(info, "mpix_alltoallv_algorithm", 5, value, &flag) == MPIX_SUCCESS);
+  CHECK(std::string(value) == "pair");  // truncated to valuelen - 1
+  CHECK(MPIX_Info_get(info, "mpix_stride", sizeof value, value, &flag) == MPIX_SUCCESS);
+  CHECK(flag == 0);
+  CHECK(MPIX_Info_get(info, "mpix_nope", sizeof value, value, &flag) == MPIX_ERR_INFO_KEY);
+  CHECK(MPIX_Info_get(info, "mpix_radix", sizeof value, value, nullptr) == MPIX_ERR_ARG);
+
+  CHECK(MPIX_Info_free(&info) == MPIX_SUCCESS);
+  CHECK(info == nullptr);
+  CHECK(MPIX_Info_init(nullptr) == MPIX_ERR_ARG);
+}
+
+TEST_CASE("invalid arguments return an error naming them; the comm stays usable", "[errors]") {
+  Comm c;
+  SmallExchange ex;
+  int size = ex.size;
+  std::vector<int> negative(ex.counts);
+  negative[size - 1] = -1;
+  double anything = 0;
+
+  CHECK(MPIX_Alltoallv(ex.send.data(), negative.data(), ex.displs.data(), MPI_INT, ex.recv.data(), ex.counts.data(),
+                       ex.displs.data(), MPI_INT, nullptr, c.comm) == MPIX_ERR_ARG);
+  CHECK(message_has(("sendcounts[" + std::to_string(size - 1) + "]=-1").c_str()));
+  CHECK(MPIX_Alltoallv(ex.send.data(), ex.counts.data(), ex.displs.data(), MPI_INT, ex.recv.data(), negative.data(),
+                       ex.displs.data(), MPI_INT, nullptr, c.comm) == MPIX_ERR_ARG);
+  CHECK(message_has("recvcounts["));
+  CHECK(MPIX_Alltoallv(nullptr, ex.counts.data(), ex.displs.data(), MPI_INT, ex.recv.data(), ex.counts.data(),
+                       ex.displs.data(), MPI_INT, nullptr, c.comm) == MPIX_ERR_ARG);
+  CHECK(message_has("sendbuf is NULL"));
+  CHECK(MPIX_Alltoallv(ex.send.data(), ex.counts.data(), ex.displs.data(), MPI_INT, nullptr, ex.counts.data(),
+                       ex.displs.data(), MPI_INT, nullptr, c.comm) == MPIX_ERR_ARG);
+  CHECK(message_has("recvbuf is NULL"));
+  CHECK(MPIX_Alltoallv(ex.send.data(), nullptr, ex.displs.data(), MPI_INT, ex.recv.data(), ex.counts.data(),
+                       ex.displs.data(), MPI_INT, nullptr, c.comm) == MPIX_ERR_ARG);
+  CHECK(message_has("sendcounts is NULL"));
+  CHECK(MPIX_Alltoallv(ex.send.data(), ex.counts.data(), nullptr, MPI_INT, ex.recv.data(), ex.counts.data(),
+                       ex.displs.data(), MPI_INT, nullptr, c.comm) == MPIX_ERR_ARG);
+  CHECK(message_has("sdispls is NULL"));
+  CHECK(MPIX_Alltoallv(ex.send.data(), ex.counts.data(), ex.displs.data(), MPI_DATATYPE_NULL, ex.recv.data(),
+                       ex.counts.data(), ex.displs.data(), MPI_INT, nullptr, c.comm) == MPIX_ERR_ARG);
+  CHECK(message_has("sendtype"));
+  CHECK(MPIX_Alltoallv(ex.send.data(), ex.counts.data(), ex.displs.data(), MPI_INT, MPI_IN_PLACE, ex.counts.data(),
+                       ex.displs.data(), MPI_INT, nullptr, c.comm) == MPIX_ERR_ARG);
+  CHECK(message_has("recvbuf is MPI_IN_PLACE"));
+  CHECK(MPIX_Alltoall(&anything, -3, MPI_INT, &anything, 1, MPI_INT, nullptr, c.comm) == MPIX_ERR_ARG);
+  CHECK(message_has("sendcount=-3"));
+  CHECK(MPIX_Alltoall(ex.send.data(), 1, MPI_INT, ex.recv.data(), 1, MPI_INT, nullptr, nullptr) == MPIX_ERR_ARG);
+  CHECK(message_has("comm is NULL"));
+  // The own block must carry as many bytes as it receives.
+  CHECK(MPIX_Alltoall(ex.send.data(), 1, MPI_INT, ex.recv.data(), 1, MPI_DOUBLE, nullptr, c.comm) == MPIX_ERR_ARG);
+  CHECK(message_has("own block"));
+
+  // NULL buffers are fine when nothing is sent or received.
+  std::vector<int> zeros(size, 0);
+  CHECK(MPIX_Alltoallv(nullptr, zeros.data(), ex.displs.data(), MPI_INT, nullptr, zeros.data(), ex.displs.data(),
+                       MPI_INT, nullptr, c.comm) == MPIX_SUCCESS);
+
+  // Persistent: a NULL request pointer; a request that cannot be made stays NULL.
+  CHECK(MPIX_Alltoall_init(ex.send.data(), 1, MPI_INT, ex.recv.data(), 1, MPI_INT, nullptr, c.comm, nullptr) ==
+        MPIX_ERR_ARG);
+  MPIX_Request* request = reinterpret_cast<MPIX_Request*>(&anything);
+  CHECK(MPIX_Alltoall_init(ex.send.data(), -1, MPI_INT, ex.recv.data(), 1, MPI_INT, nullptr, c.comm, &request) ==
+        MPIX_ERR_ARG);
+  CHECK(request == nullptr);
+  CHECK(MPIX_Start(nullptr) == MPIX_ERR_ARG);
+  CHECK(MPIX_Wait(nullptr, MPI_STATUS_IGNORE) == MPIX_ERR_ARG);
+  CHECK(MPIX_Request_free(nullptr) == MPIX_ERR_ARG);
+
+  // Only one rank passes a bad count: every rank returns an error, none hangs.
+  std::vector<int> mine = harness::world_rank() == 0 ? negative : ex.counts;
+  int rc = MPIX_Alltoallv(ex.send.data(), mine.data(), ex.displs.data(), MPI_INT, ex.recv.data(), ex.counts.data(),
+                          ex.displs.data(), MPI_INT, nullptr, c.comm);
+  CHECK(rc == MPIX_ERR_ARG);
+  if (harness::world_rank() != 0) CHECK(message_has("another rank"));
+
+  // Afterwards the communicator works, with every algorithm.
+  for (const char* algorithm : {"pmpi", "pairwise", "random_sendrecv"}) {
+    harness::Info info{{"mpix_alltoallv_algorithm", algorithm}};
+    std::fill(ex.recv.begin(), ex.recv.end(), -1);
+    CHECK(ex.run(info.info, c.comm) == MPIX_SUCCESS);
+    CHECK(all_ranks(ex.correct()));
+  }
+}
+
+TEST_CASE("mpix_check_args finds counts that disagree between ranks", "[errors]") {
+  Comm c;
+  SmallExchange ex;
+  harness::Info info{{"mpix_check_args", "true"}};
+  CHECK(ex.run(info.info, c.comm) == MPIX_SUCCESS);
+  CHECK(all_ranks(ex.correct()));
+  if (ex.size > 1) {
+    // Rank 0 expects two ints from rank 1, which sends one.
+    std::vector<int> recv_counts(ex.counts), displs(ex.size);
+    if (ex.rank == 0) recv_counts[1] = 2;
+    for (int j = 0, d = 0; j < ex.size; d += recv_counts[j], ++j) displs[j] = d;
+    std::vector<int> recv(ex.size + 1);
+    int rc = MPIX_Alltoallv(ex.send.data(), ex.counts.data(), ex.displs.data(), MPI_INT, recv.data(),
+                            recv_counts.data(), displs.data(), MPI_INT, info.info, c.comm);
+    CHECK(rc == MPIX_ERR_ARG);
+    if (ex.rank == 0) CHECK(message_has("rank 1 sends 4 bytes to rank 0, which expects 8"));
+  }
+}
+
+TEST_CASE("algorithm choice: info, then environment, then auto", "[info]") {
+  Comm c;
+  SmallExchange ex;
+  auto chosen = [&](MPIX_Info* info) {
+    MPIX_Request* request = nullptr;
+    std::string name;
+    if (MPIX_Alltoallv_init(ex.send.data(), ex.counts.data(), ex.displs.data(), MPI_INT, ex.recv.data(),
+                            ex.counts.data(), ex.displs.data(), MPI_INT, info, c.comm, &request) == MPIX_SUCCESS) {
+      name = request->algorithm;
+      MPIX_Request_free(&request);
+    } else {
+      name = std::string("error: ") + MPIX_Last_error_message();
+    }
+    return name;
+  };
+  CHECK(chosen(nullptr) == "pmpi");  // auto, small blocks
+  setenv("MPIX_ALLTOALLV_ALGORITHM", "pairwise", 1);
+  CHECK(chosen(nullptr) == "pairwise");
+  {
+    harness::Info info{{"mpix_alltoallv_algorithm", "nonblocking"}};
+    CHECK(chosen(info.info) == "nonblocking");
+  }
+  setenv("MPIX_ALLTOALLV_ALGORITHM", "no_such_algorithm", 1);
+  std::string error = chosen(nullptr);
+  CHECK(error.find("MPIX_ALLTOALLV_ALGORITHM") != std::string::npos);
+  CHECK(error.find("no_such_algorithm") != std::string::npos);
+  unsetenv("MPIX_ALLTOALLV_ALGORITHM");
+
+  setenv("MPIX_STRIDE", "0", 1);
+  harness::Info multipair{{"mpix_alltoallv_algorithm", "multipair"}};
+  CHECK(chosen(multipair.info).find("MPIX_STRIDE (environment)=0") != std::string::npos);
+  setenv("MPIX_STRIDE", "2", 1);
+  MPIX_Request* request = nullptr;
+  REQUIRE(MPIX_Alltoallv_init(ex.send.data(), ex.counts.data(), ex.displs.data(), MPI_INT, ex.recv.data(),
+                              ex.counts.data(), ex.displs.data(), MPI_INT, multipair.info, c.comm,
+                              &request) == MPIX_SUCCESS);
+  CHECK(request->params == "stride=2");
+  MPIX_Request_free(&request);
+  unsetenv("MPIX_STRIDE");
+
+  // Ranks that ask for different algorithms are told so rather than left hanging.
+  if (ex.size > 1) {
+    harness::Info differs{{"mpix_alltoallv_algorithm", ex.rank == 0 ? "pairwise" : "nonblocking"}};
+    CHECK(ex.run(differs.info, c.comm) == MPIX_ERR_ARG);
+    CHECK(message_has("different algorithms"));
+  }
+}
+
+TEST_CASE("persistent requests: start, wait, reuse, several active at once", "[persistent]") {
+  Comm c;
+  SmallExchange a, b;
+  for (int& v : b.send) v += 50000;
+  harness::Info info{{"mpix_alltoallv_algorithm", "pairwise"}};
+  MPIX_Request *ra = nullptr, *rb = nullptr;
+  REQUIRE(MPIX_Alltoallv_init(a.send.data(), a.counts.data(), a.displs.data(), MPI_INT, a.recv.data(),
+                              a.counts.data(), a.displs.data(), MPI_INT, info.info, c.comm, &ra) == MPIX_SUCCESS);
+  REQUIRE(MPIX_Alltoallv_init(b.send.data(), b.counts.data(), b.displs.data(), MPI_INT, b.recv.data(),
+                              b.counts.data(), b.displs.data(), MPI_INT, info.info, c.comm, &rb) == MPIX_SUCCESS);
+  // Wait on a request never started returns at once.
+  MPI_Status status;
+  CHECK(MPIX_Wait(ra, &status) == MPIX_SUCCESS);
+  for (int round = 0; round < 3; ++round) {
+    for (int j = 0; j < a.size; ++j) a.send[j] = a.rank * 100 + j + round;
+    CHECK(MPIX_Start(ra) == MPIX_SUCCESS);
+    CHECK(MPIX_Start(ra) == MPIX_ERR_ARG);  // already active
+    CHECK(message_has("already active"));
+    CHECK(MPIX_Request_free(&ra) == MPIX_ERR_ARG);  // active
+    CHECK(ra != nullptr);
+    // Both active at once: their messages must not cross.
+    CHECK(MPIX_Start(rb) == MPIX_SUCCESS);
+    CHECK(MPIX_Wait(ra, &status) == MPIX_SUCCESS);
+    CHECK(status.MPI_ERROR == MPI_SUCCESS);
+    CHECK(MPIX_Wait(rb, MPI_STATUS_IGNORE) == MPIX_SUCCESS);
+    bool ok = true;
+    for (int i = 0; i < a.size; ++i) ok = ok && a.recv[i] == i * 100 + a.rank + round;
+    CHECK(all_ranks(ok));
+    bool b_ok = true;
+    for (int i = 0; i < b.size; ++i) b_ok = b_ok && b.recv[i] == i * 100 + b.rank + 50000;
+    CHECK(all_ranks(b_ok));
+  }
+  CHECK(MPIX_Request_free(&ra) == MPIX_SUCCESS);
+  CHECK(ra == nullptr);
+  CHECK(MPIX_Request_free(&rb) == MPIX_SUCCESS);
+}
+
+TEST_CASE("the library's messages never meet the user's", "[isolation]") {
+  Comm c;
+  SmallExchange ex;
+  int size = ex.size, rank = ex.rank;
+  // Every rank has a message to its right neighbour pending on the user's
+  // communicator, with the tag the first plan would use, during the exchange.
+  int out = 7000 + rank, in = -1;
+  MPI_Request send;
+  MPI_Isend(&out, 1, MPI_INT, (rank + 1) % size, 0, MPI_COMM_WORLD, &send);
+  for (const char* algorithm : {"nonblocking", "random_scatter", "multipair_waitany"}) {
+    harness::Info info{{"mpix_alltoallv_algorithm", algorithm}};
+    CHECK(ex.run(info.info, c.comm) == MPIX_SUCCESS);
+    CHECK(all_ranks(ex.correct()));
+  }
+  MPI_Status status;
+  MPI_Recv(&in, 1, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &status);
+  MPI_Wait(&send, MPI_STATUS_IGNORE);
+  CHECK(in == 7000 + (rank - 1 + size) % size);
+  CHECK(MPIX_Comm_mpi(c.comm) == MPI_COMM_WORLD);
+}
+
+TEST_CASE("locality: detection, emulation, a smaller last node", "[locality]") {
+  // Detection ignores MPIX_PPN when it is unset; this test sets and restores it.
+  const char* saved = std::getenv("MPIX_PPN");
+  std::string saved_value = saved ? saved : "";
+  unsetenv("MPIX_PPN");
+  int size = harness::world_size(), rank = harness::world_rank();
+  {
+    Comm c;
+    int nodes = 0, node = -1, local_size = 0, local_rank = -1;
+    REQUIRE(MPIX_Comm_locality(c.comm, &nodes, &node, &local_size, &local_rank) == MPIX_SUCCESS);
+    // This machine is one node.
+    CHECK(nodes == 1);
+    CHECK(node == 0);
+    CHECK(local_size == size);
+    CHECK(local_rank == rank);
+
+    for (int ppn : {1, 2, 3, 5}) {
+      INFO("ppn=" << ppn);
+      REQUIRE(MPIX_Comm_update_locality(c.comm, ppn) == MPIX_SUCCESS);
+      REQUIRE(MPIX_Comm_locality(c.comm, &nodes, &node, &local_size, &local_rank) == MPIX_SUCCESS);
+      CHECK(nodes == (size + ppn - 1) / ppn);
+      CHECK(node == rank / ppn);
+      CHECK(local_rank == rank % ppn);
+      CHECK(local_size == std::min(ppn, size - node * ppn));
+      MPI_Comm node_comm, group_comm;
+      REQUIRE(c.comm->locality.node_comm(&node_comm) == MPIX_SUCCESS);
+      REQUIRE(c.comm->locality.group_comm(&group_comm) == MPIX_SUCCESS);
+      int n = 0, r = 0;
+      MPI_Comm_size(node_comm, &n);
+      MPI_Comm_rank(node_comm, &r);
+      CHECK(n == local_size);
+      CHECK(r == local_rank);
+      MPI_Comm_size(group_comm, &n);
+      MPI_Comm_rank(group_comm, &r);
+      int with_my_local_rank = 0;
+      for (int q = 0; q < size; ++q) with_my_local_rank += q % ppn == local_rank;
+      CHECK(n == with_my_local_rank);
+      CHECK(r == node);
+      // An exchange on the emulated layout.
+      SmallExchange ex;
+      CHECK(ex.run(nullptr, c.comm) == MPIX_SUCCESS);
+      CHECK(all_ranks(ex.correct()));
+    }
+    REQUIRE(MPIX_Comm_update_locality(c.comm, 0) == MPIX_SUCCESS);
+    REQUIRE(MPIX_Comm_locality(c.comm, &nodes, nullptr, nullptr, nullptr) == MPIX_SUCCESS);
+    CHECK(nodes == 1);
+  }
+  {
+    setenv("MPIX_PPN", "2", 1);
+    Comm c;
+    int nodes = 0;
+    MPIX_Comm_locality(c.comm, &nodes, nullptr, nullptr, nullptr);
+    CHECK(nodes == (size + 1) / 2);
+    setenv("MPIX_PPN", "two", 1);
+    MPIX_Comm* bad = nullptr;
+    CHECK(MPIX_Comm_init(&bad, MPI_COMM_WORLD) == MPIX_ERR_ARG);
+    CHECK(message_has("MPIX_PPN=two"));
+    CHECK(bad == nullptr);
+  }
+  if (saved) setenv("MPIX_PPN", saved_value.c_str(), 1);
+  else unsetenv("MPIX_PPN");
+  CHECK(MPIX_Comm_init(nullptr, MPI_COMM_WORLD) == MPIX_ERR_ARG);
+  MPIX_Comm* none = nullptr;
+  CHECK(MPIX_Comm_init(&none, MPI_COMM_NULL) == MPIX_ERR_ARG);
+  CHECK(MPIX_Comm_free(nullptr) == MPIX_ERR_ARG);
+  CHECK(MPIX_Comm_locality(nullptr, nullptr, nullptr, nullptr, nullptr) == MPIX_ERR_ARG);
+  CHECK(MPIX_Comm_mpi(nullptr) == MPI_COMM_NULL);
+}
+
+TEST_CASE("sub-communicators of MPI_COMM_WORLD work", "[locality]") {
+  // Odd ranks and even ranks each form a communicator.
+  MPI_Comm half;
+  MPI_Comm_split(MPI_COMM_WORLD, harness::world_rank() % 2, 0, &half);
+  {
+    Comm c(half);
+    int size = 0, rank = 0;
+    MPI_Comm_size(half, &size);
+    MPI_Comm_rank(half, &rank);
+    std::vector<int> send(size), recv(size, -1);
+    for (int j = 0; j < size; ++j) send[j] = rank * 10 + j;
+    harness::Info info{{"mpix_alltoall_algorithm", "random_sendrecv"}};
+    CHECK(MPIX_Alltoall(send.data(), 1, MPI_INT, recv.data(), 1, MPI_INT, info.info, c.comm) == MPIX_SUCCESS);
+    bool ok = true;
+    for (int i = 0; i < size; ++i) ok = ok && recv[i] == i * 10 + rank;
+    CHECK(all_ranks(ok));
+  }
+  MPI_Comm_free(&half);
+}
+
+TEST_CASE("scratch memory is taken from the communicator's pool", "[scratch]") {
+  Comm c;
+  int size = harness::world_size();
+  // In place: the copy of the receive blocks is scratch.
+  std::vector<int> buffer(size * 4, 1);
+  MPIX_Request* request = nullptr;
+  REQUIRE(MPIX_Alltoall_init(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, buffer.data(), 4, MPI_INT, nullptr, c.comm,
+                             &request) == MPIX_SUCCESS);
+  CHECK(request->plan->init_stats.scratch_bytes == buffer.size() * sizeof(int));
+  CHECK(c.comm->scratch.in_use() == buffer.size() * sizeof(int));
+  MPIX_Request_free(&request);
+  CHECK(c.comm->scratch.in_use() == 0);
+  CHECK(c.comm->scratch.high_water() >= buffer.size() * sizeof(int));
+}
+
+TEST_CASE("SDDE entry points fail cleanly until implemented", "[sdde]") {
+  Comm c;
+  int recv_nnz = -1;
+  int* src = nullptr;
+  void* vals = nullptr;
+  CHECK(MPIX_Alltoall_crs(0, nullptr, 1, MPI_INT, nullptr, &recv_nnz, &src, 1, MPI_INT, &vals, nullptr, c.comm) ==
+        MPIX_ERR_UNSUPPORTED);
+  CHECK(message_has("not implemented"));
+  CHECK(MPIX_Free(nullptr) == MPIX_SUCCESS);
+}
