@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Installs what the build needs (Debian packages) if it is missing, then configures
+# and builds into $BUILD_DIR (default: build). Sourced by demo.sh and test.sh.
+#   MPIX_SANITIZE=1  builds with -Db_sanitize=address,undefined into build-sanitize
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+PACKAGES=(g++ pkg-config meson ninja-build mpich libmpich-dev catch2)
+
+missing=()
+for package in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+done
+if ((${#missing[@]})); then
+  echo "installing: ${missing[*]}"
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+if [ "${MPIX_SANITIZE:-0}" = "1" ]; then
+  BUILD_DIR="${BUILD_DIR:-$ROOT/build-sanitize}"
+  SETUP_ARGS=(-Db_sanitize=address,undefined -Db_lundef=false)
+  # MPICH keeps memory until exit on purpose; leak reports would be about it.
+  export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=0}"
+  export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
+else
+  BUILD_DIR="${BUILD_DIR:-$ROOT/build}"
+  SETUP_ARGS=()
+fi
+
+if [ ! -f "$BUILD_DIR/build.ninja" ]; then
+  meson setup "$BUILD_DIR" "$ROOT" -Dmpi=mpich "${SETUP_ARGS[@]}" >/dev/null
+fi
+ninja -C "$BUILD_DIR" >/dev/null
