@@ -39,8 +39,9 @@ Options (a value may follow as the next argument or after '='):
   --op alltoall|alltoallv    operation (default alltoallv)
   --algorithms all|A,B,...   algorithms to run (default all: every algorithm the
                              registry has for --op); 'auto' runs the library's own
-                             choice. pmpi (the MPI library's MPI_Alltoall(v)) is
-                             always run first, as the baseline of 'speedup'.
+                             choice (shown as auto:NAME), and 'all,auto' both.
+                             pmpi (the MPI library's MPI_Alltoall(v)) is always run
+                             first, as the baseline of 'speedup'.
   --sizes S1,S2,...          largest block size S in bytes; suffixes k (1024) and
                              m (1048576) are accepted: 16,256,4k,1m (default 16,256,4k)
   --dist D1,D2,...           block-size distribution(s) of alltoallv (default uniform):
@@ -205,13 +206,8 @@ std::string parse_options(int argc, char** argv, Options* o) {
       else if (value == "alltoallv") o->op = mpix::kAlltoallv;
       else return "--op " + value + ": expected alltoall or alltoallv";
     } else if (arg == "--algorithms") {
-      if (value == "all") {
-        o->all_algorithms = true;
-        o->algorithms.clear();
-      } else {
-        o->all_algorithms = false;
-        o->algorithms = split(value, ',');
-      }
+      o->all_algorithms = value == "all";
+      o->algorithms = split(value, ',');
     } else if (arg == "--sizes") {
       o->sizes.clear();
       for (const std::string& part : split(value, ',')) {
@@ -283,8 +279,15 @@ std::string parse_options(int argc, char** argv, Options* o) {
   }
   if (o->help) return "";
   if (!o->all_algorithms) {
-    std::vector<std::string> names;
+    std::vector<std::string> names, listed;
     for (const std::string& name : o->algorithms) {
+      if (name == "all") {  // "all,auto": the registry's, then the library's choice
+        for (const std::string& each : mpix::algorithm_names(o->op)) listed.push_back(each);
+      } else {
+        listed.push_back(name);
+      }
+    }
+    for (const std::string& name : listed) {
       if (name != "auto" && !mpix::find_algorithm(name, o->op)) {
         std::string known;
         for (const std::string& k : mpix::algorithm_names(o->op)) known += (known.empty() ? "" : ",") + k;
