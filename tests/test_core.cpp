@@ -293,6 +293,11 @@ TEST_CASE("persistent requests: start, wait, reuse, several active at once", "[p
     for (int i = 0; i < b.size; ++i) b_ok = b_ok && b.recv[i] == i * 100 + b.rank + 50000;
     CHECK(all_ranks(b_ok));
   }
+  // The communicator cannot go while requests use it.
+  MPIX_Comm* comm = c.comm;
+  CHECK(MPIX_Comm_free(&comm) == MPIX_ERR_ARG);
+  CHECK(message_has("2 persistent request(s)"));
+  CHECK(comm == c.comm);
   CHECK(MPIX_Request_free(&ra) == MPIX_SUCCESS);
   CHECK(ra == nullptr);
   CHECK(MPIX_Request_free(&rb) == MPIX_SUCCESS);

@@ -46,6 +46,9 @@ extern "C" int MPIX_Comm_init(MPIX_Comm** comm, MPI_Comm mpi_comm) {
 extern "C" int MPIX_Comm_free(MPIX_Comm** comm) {
   if (!comm || !*comm) return fail(MPIX_ERR_ARG, "MPIX_Comm_free: comm is NULL");
   MPIX_Comm_s* c = *comm;
+  if (c->live_requests > 0)
+    return fail(MPIX_ERR_ARG, format("MPIX_Comm_free: %d persistent request(s) still use this communicator; "
+                                     "free them first", c->live_requests));
   c->locality.free_comms();
   if (c->lib_comm != MPI_COMM_NULL) MPI_Comm_free(&c->lib_comm);
   delete c;

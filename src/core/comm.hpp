@@ -15,6 +15,7 @@ struct MPIX_Comm_s {
   mpix::Locality locality;
   mpix::ScratchPool scratch;
   unsigned plans_created = 0;
+  int live_requests = 0;  // requests whose plans use the pool and the communicators
   std::set<std::string> verbose_reported;  // "op/algorithm" already reported
 
   // Each plan gets 8 tags of its own, so that plans active at the same time on one

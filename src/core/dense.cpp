@@ -171,8 +171,7 @@ int plan_dense(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm,
       return fail(MPIX_ERR_UNSUPPORTED, format("%s: algorithm %s: %s", a.name, algorithm->name, why.c_str()));
   }
 
-  auto request = std::make_unique<MPIX_Request_s>();
-  request->comm = comm;
+  auto request = std::make_unique<MPIX_Request_s>(comm);
   request->algorithm = algorithm->name;
   request->params = describe_params(algorithm->params, context.params);
   if (a.sendbuf == MPI_IN_PLACE) {

@@ -10,7 +10,16 @@
 #include "scratch.hpp"
 
 struct MPIX_Request_s {
-  MPIX_Comm_s* comm = nullptr;
+  explicit MPIX_Request_s(MPIX_Comm_s* owner) : comm(owner) { ++comm->live_requests; }
+  ~MPIX_Request_s() {
+    plan.reset();
+    in_place_copy = mpix::ScratchBuffer();
+    --comm->live_requests;
+  }
+  MPIX_Request_s(const MPIX_Request_s&) = delete;
+  MPIX_Request_s& operator=(const MPIX_Request_s&) = delete;
+
+  MPIX_Comm_s* comm;
   std::unique_ptr<mpix::Plan> plan;
   std::string algorithm;  // the name chosen (after auto)
   std::string params;     // its parameters, "stride=8"
