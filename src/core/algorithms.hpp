@@ -18,5 +18,13 @@ int create_multipair_testany(const PlanContext&, std::unique_ptr<Plan>*);
 int create_random_scatter(const PlanContext&, std::unique_ptr<Plan>*);
 int create_random_sendrecv(const PlanContext&, std::unique_ptr<Plan>*);
 int create_random_segmented(const PlanContext&, std::unique_ptr<Plan>*);
+// src/alltoallv/bruck.cpp
+int create_bruck(const PlanContext&, std::unique_ptr<Plan>*);
+int create_tuna(const PlanContext&, std::unique_ptr<Plan>*);
+// src/alltoallv/hierarchical.cpp
+int create_tuna_hier_staggered(const PlanContext&, std::unique_ptr<Plan>*);
+int create_tuna_hier_coalesced(const PlanContext&, std::unique_ptr<Plan>*);
+// src/alltoallv/node_aware.cpp
+int create_node_aware(const PlanContext&, std::unique_ptr<Plan>*);
 
 }  // namespace mpix

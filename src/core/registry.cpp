@@ -42,6 +42,18 @@ const std::vector<Algorithm>& algorithms() {
       {"random_segmented", kAlltoall | kAlltoallv,
        {Param::seed, Param::max_queue, Param::segment_bytes}, create_random_segmented, nullptr,
        "randomized sendrecv of segment_bytes slices, trailing remainders scattered (paper 002 alg. 3)"},
+      {"bruck", kAlltoall, {Param::radix}, create_bruck, nullptr,
+       "uniform radix-r Bruck, ceil(log_r P) digits, up to w(r-1) rounds, no metadata (paper 000 sec. III-A)"},
+      {"tuna", kAlltoall | kAlltoallv, {Param::radix}, create_tuna, nullptr,
+       "tunable-radix two-phase non-uniform Bruck, sizes exchanged at init, T of P-(K+1) blocks (paper 000 alg. 1)"},
+      {"tuna_hier_staggered", kAlltoall | kAlltoallv, {Param::radix, Param::block_count},
+       create_tuna_hier_staggered, nullptr,
+       "TuNA inside each node, then scattered between nodes one block per message, Q(N-1) rounds (paper 000 alg. 2)"},
+      {"tuna_hier_coalesced", kAlltoall | kAlltoallv, {Param::radix, Param::block_count},
+       create_tuna_hier_coalesced, nullptr,
+       "TuNA inside each node, then scattered between nodes Q blocks per message, N-1 rounds (paper 000 alg. 3)"},
+      {"node_aware", kAlltoall | kAlltoallv, {}, create_node_aware, nullptr,
+       "one message per destination node to the same local rank there, then a node-local alltoallv"},
   };
   return list;
 }

@@ -1,0 +1,418 @@
+// The log-time exchanges of paper 000: uniform radix-r Bruck (`bruck`, alltoall)
+// and TuNA (`tuna`, section III, Algorithm 1), both on the TuNA core, which the
+// hierarchical exchanges (hierarchical.cpp) run inside each node. Also the pieces
+// all of them share (bruck.hpp).
+#include "bruck.hpp"
+
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <cstring>
+
+#include "../core/algorithms.hpp"
+#include "../core/comm.hpp"
+#include "../core/error.hpp"
+
+namespace mpix {
+
+// ---------------------------------------------------------------- PieceMessage
+
+PieceMessage::~PieceMessage() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (type_ != MPI_DATATYPE_NULL && !finalized) MPI_Type_free(&type_);
+}
+
+int PieceMessage::build(const std::vector<Piece>& pieces, int peer) {
+  std::vector<int> lengths;
+  std::vector<MPI_Aint> displs;
+  std::vector<char*> starts;
+  bytes_ = 0;
+  for (const Piece& piece : pieces) {
+    if (piece.bytes <= 0) continue;
+    // Runs that follow each other in memory travel as one.
+    if (!starts.empty() && starts.back() + lengths.back() == piece.addr &&
+        (long long)lengths.back() + piece.bytes <= INT_MAX) {
+      lengths.back() += (int)piece.bytes;
+    } else {
+      if (piece.bytes > INT_MAX)
+        return fail(MPIX_ERR_UNSUPPORTED, format("a block of %lld bytes: more than INT_MAX bytes", piece.bytes));
+      starts.push_back(piece.addr);
+      lengths.push_back((int)piece.bytes);
+    }
+    bytes_ += piece.bytes;
+  }
+  message_ = Message{};
+  if (starts.empty() || peer < 0) return MPIX_SUCCESS;
+  if (starts.size() == 1) {
+    message_ = Message{Block{starts[0], lengths[0], &byte_layout()}, peer};
+    return MPIX_SUCCESS;
+  }
+  displs.resize(starts.size());
+  for (std::size_t i = 0; i < starts.size(); ++i) MPIX_CHECK_MPI(MPI_Get_address(starts[i], &displs[i]));
+  MPIX_CHECK_MPI(MPI_Type_create_hindexed((int)starts.size(), lengths.data(), displs.data(), MPI_BYTE, &type_));
+  MPIX_CHECK_MPI(MPI_Type_commit(&type_));
+  MPIX_TRY(describe_type(type_, "pieces", &layout_));
+  message_ = Message{Block{(char*)MPI_BOTTOM, 1, &layout_}, peer};
+  return MPIX_SUCCESS;
+}
+
+// ---------------------------------------------------------------- ByteSide
+
+void ByteSide::init(const BufferSide& side, const std::vector<bool>& used, ScratchPool& pool) {
+  side_ = &side;
+  const int size = (int)side.counts.size();
+  addr_.assign(size, nullptr);
+  staged_.clear();
+  std::size_t total = 0;
+  for (int peer = 0; peer < size; ++peer) {
+    if (!used[peer] || side.block_bytes(peer) == 0) continue;
+    Block block = side.block(peer);
+    if (block.contiguous()) {
+      addr_[peer] = block.first_byte();
+    } else {
+      staged_.push_back(peer);
+      total += (std::size_t)block.bytes();
+    }
+  }
+  staging_ = pool.acquire(total);
+  std::size_t offset = 0;
+  for (int peer : staged_) {
+    addr_[peer] = staging_.data() + offset;
+    offset += (std::size_t)side.block_bytes(peer);
+  }
+}
+
+int ByteSide::pack(MPI_Comm comm) const {
+  for (int peer : staged_) MPIX_TRY(pack_block(side_->block(peer), addr_[peer], comm));
+  return MPIX_SUCCESS;
+}
+
+int ByteSide::unpack(MPI_Comm comm) const {
+  for (int peer : staged_) MPIX_TRY(unpack_block(addr_[peer], side_->block(peer), comm));
+  return MPIX_SUCCESS;
+}
+
+// ---------------------------------------------------------------- StagePlan
+
+int StagePlan::start() {
+  stats = PlanStats{};
+  stats.scratch_bytes = init_stats.scratch_bytes;
+  stage_ = 0;
+  posted_ = false;
+  requests_.clear();
+  if (before_start_) MPIX_TRY(before_start_());
+  return advance(true);
+}
+
+int StagePlan::advance(bool from_start) {
+  while (stage_ < stages_.size()) {
+    Stage& stage = stages_[stage_];
+    if (!posted_) {
+      requests_.clear();
+      MPIX_TRY(stage.post(requests_));
+      posted_ = true;
+      if (!requests_.empty()) {
+        ++stats.rounds;
+        return MPIX_SUCCESS;
+      }
+    }
+    if (from_start && stage.blocking_done) return MPIX_SUCCESS;
+    if (stage.done) MPIX_TRY(stage.done());
+    ++stage_;
+    posted_ = false;
+  }
+  return MPIX_SUCCESS;
+}
+
+int StagePlan::wait() {
+  while (stage_ < stages_.size()) {
+    if (!requests_.empty()) {
+      MPIX_CHECK_MPI(MPI_Waitall((int)requests_.size(), requests_.data(), MPI_STATUSES_IGNORE));
+      requests_.clear();
+    }
+    if (stages_[stage_].done) MPIX_TRY(stages_[stage_].done());
+    ++stage_;
+    posted_ = false;
+    MPIX_TRY(advance(false));
+  }
+  if (after_wait_) MPIX_TRY(after_wait_());
+  return MPIX_SUCCESS;
+}
+
+// ---------------------------------------------------------------- formulas
+
+int default_radix(int ranks, long long max_block_bytes) {
+  if (ranks <= 2) return 2;
+  if (max_block_bytes < 512) return 2;
+  if (max_block_bytes <= 8192) return std::max(2, (int)std::lround(std::sqrt((double)ranks)));
+  return ranks;
+}
+
+int bruck_rounds(int ranks, int radix) {
+  int rounds = 0;
+  radix = std::max(2, radix);
+  for (long long pw = 1; pw < ranks; pw *= radix)
+    for (long long z = 1; z < radix && z * pw < ranks; ++z) ++rounds;
+  return rounds;
+}
+
+int tuna_temp_blocks(int ranks, int radix) {
+  return ranks <= 1 ? 0 : ranks - (bruck_rounds(ranks, radix) + 1);
+}
+
+// ---------------------------------------------------------------- TunaCore
+
+namespace {
+int modulo(long long a, int q) { return (int)(((a % q) + q) % q); }
+}  // namespace
+
+// Section III-C: index o is not direct (two or more non-zero digits); subtract the
+// direct indices below it, dx (r - 1) + dz, and index 0. The paper writes
+// dx = ceil(log_r o); the highest digit's position is floor(log_r o) (the two agree
+// for r = 2 only).
+int TunaCore::temp_slot(int i) const {
+  long long p = 1;
+  int dx = 0;
+  while (p * radix_ <= i) {
+    p *= radix_;
+    ++dx;
+  }
+  int dz = (int)(i / p);
+  return i - 1 - dx * (radix_ - 1) - dz;
+}
+
+char* TunaCore::temp_piece(int slot, int k) const {
+  return temp_.data() + ((long long)temp_slot(slot) * max_pieces_ + k) * setup_.max_piece;
+}
+
+int TunaCore::plan(BruckSetup setup, PlanStats* init_stats) {
+  setup_ = std::move(setup);
+  q_ = (int)setup_.members.size();
+  radix_ = std::max(2, setup_.radix);
+  const int me = setup_.me;
+  max_pieces_ = 0;
+  for (int count : setup_.pieces) max_pieces_ = std::max(max_pieces_, count);
+  temp_blocks_ = tuna_temp_blocks(q_, radix_);
+  arriving_.assign(q_, std::vector<long long>(q_ > 0 ? setup_.pieces[me] : 0, 0));
+  rounds_.clear();
+  if (q_ <= 1) return MPIX_SUCCESS;
+
+  // Sizes of the pieces of the block in slot i at this rank, as the rounds go.
+  std::vector<std::vector<long long>> current(q_);
+  for (int i = 1; i < q_; ++i) {
+    int target = (me + i) % q_;
+    for (int k = 0; k < setup_.pieces[target]; ++k) current[i].push_back(setup_.out[target][k].bytes);
+  }
+  std::vector<long long> sizes_out, sizes_in;
+  std::vector<int> slots;
+  for (long long pw = 1; pw < q_; pw *= radix_) {
+    const long long next = pw * radix_;
+    for (int z = 1; z < radix_ && z * pw < q_; ++z) {
+      rounds_.emplace_back();
+      Round& round = rounds_.back();
+      round.distance = (int)(z * pw);
+      round.pw = (int)pw;
+      round.send_peer = setup_.members[(me + round.distance) % q_];
+      round.recv_peer = setup_.members[modulo((long long)me - round.distance, q_)];
+      slots.clear();
+      for (int i = 1; i < q_; ++i)
+        if ((i / pw) % radix_ == z) slots.push_back(i);
+      // Out: the blocks whose digit x is z, from the send buffer if no lower digit
+      // moved them yet, else from T.
+      sizes_out.clear();
+      for (int i : slots) {
+        bool from_temp = i % pw != 0;
+        for (int k = 0; k < (int)current[i].size(); ++k) {
+          round.outs.push_back(Out{i, k, from_temp, current[i][k]});
+          sizes_out.push_back(current[i][k]);
+          round.send_total += current[i][k];
+        }
+      }
+      // In: slot i now holds the block of origin me - (i mod r^(x+1)).
+      std::size_t expected = 0;
+      for (int i : slots) {
+        int origin = modulo((long long)me - i % next, q_);
+        expected += (std::size_t)setup_.pieces[(origin + i) % q_];
+      }
+      sizes_in.assign(expected, setup_.uniform_bytes);
+      if (setup_.uniform_bytes < 0) {
+        // Phase one of the round (metadata): the sizes of the blocks that follow.
+        MPIX_CHECK_MPI(MPI_Sendrecv(sizes_out.data(), (int)sizes_out.size(), MPI_LONG_LONG, round.send_peer,
+                                    setup_.tag + kTagMetadata, sizes_in.data(), (int)expected, MPI_LONG_LONG,
+                                    round.recv_peer, setup_.tag + kTagMetadata, setup_.comm, MPI_STATUS_IGNORE));
+        init_stats->metadata_messages += 1;
+        init_stats->metadata_bytes += (long long)(sizes_out.size() * sizeof(long long));
+      }
+      std::size_t at = 0;
+      for (int i : slots) {
+        int origin = modulo((long long)me - i % next, q_);
+        int target = (origin + i) % q_;
+        bool final_piece = i < next;  // no higher digit left: it has arrived
+        bool conflict = !final_piece && i % pw != 0;  // T slot also being sent now
+        current[i].assign(sizes_in.begin() + at, sizes_in.begin() + at + setup_.pieces[target]);
+        for (int k = 0; k < setup_.pieces[target]; ++k) {
+          long long bytes = sizes_in[at++];
+          round.ins.push_back(In{i, origin, k, final_piece, conflict, bytes});
+          round.recv_total += bytes;
+          if (final_piece) arriving_[origin][k] = bytes;
+        }
+      }
+    }
+  }
+  return MPIX_SUCCESS;
+}
+
+int TunaCore::bind(const std::vector<std::vector<Piece>>& in, ScratchPool& pool) {
+  const long long slot_bytes = (long long)max_pieces_ * setup_.max_piece;
+  temp_ = pool.acquire(temp_blocks_ > 0 ? (std::size_t)(temp_blocks_ * slot_bytes) : 0);
+  // A piece arriving into a T slot whose block leaves in the same round waits in
+  // the conflict buffer until the round is complete (non-blocking sends still read
+  // the slot); sized exactly from the metadata.
+  long long conflict_max = 0;
+  for (const Round& round : rounds_) {
+    long long bytes = 0;
+    for (const In& piece : round.ins)
+      if (piece.conflict) bytes += piece.bytes;
+    conflict_max = std::max(conflict_max, bytes);
+  }
+  conflict_ = pool.acquire((std::size_t)conflict_max);
+  const int me = setup_.me;
+  std::vector<Piece> send_pieces, recv_pieces;
+  for (Round& round : rounds_) {
+    send_pieces.clear();
+    recv_pieces.clear();
+    for (const Out& piece : round.outs) {
+      char* addr = piece.from_temp ? temp_piece(piece.slot, piece.k)
+                                   : setup_.out[(me + piece.slot) % q_][piece.k].addr;
+      send_pieces.push_back(Piece{addr, piece.bytes});
+    }
+    long long offset = 0;
+    for (const In& piece : round.ins) {
+      if (piece.final_piece) {
+        recv_pieces.push_back(in[piece.origin][piece.k]);
+      } else if (piece.conflict) {
+        char* waiting = conflict_.data() + offset;
+        recv_pieces.push_back(Piece{waiting, piece.bytes});
+        if (piece.bytes > 0) round.copies.push_back(Copy{waiting, temp_piece(piece.slot, piece.k), piece.bytes});
+        offset += piece.bytes;
+      } else {
+        recv_pieces.push_back(Piece{temp_piece(piece.slot, piece.k), piece.bytes});
+      }
+    }
+    round.send = std::make_unique<PieceMessage>();
+    round.recv = std::make_unique<PieceMessage>();
+    MPIX_TRY(round.send->build(send_pieces, round.send_total > 0 ? round.send_peer : -1));
+    MPIX_TRY(round.recv->build(recv_pieces, round.recv_total > 0 ? round.recv_peer : -1));
+  }
+  return MPIX_SUCCESS;
+}
+
+int TunaCore::post(int index, std::vector<MPI_Request>& requests, PlanStats& stats) {
+  Round& round = rounds_[index];
+  Traffic traffic(setup_.comm, setup_.tag);
+  if (!round.recv->empty()) {
+    requests.emplace_back();
+    MPIX_TRY(traffic.irecv(round.recv->message(), &requests.back(), kTagRound));
+  }
+  if (!round.send->empty()) {
+    requests.emplace_back();
+    MPIX_TRY(traffic.isend(round.send->message(), &requests.back(), stats, kTagRound));
+  }
+  return MPIX_SUCCESS;
+}
+
+int TunaCore::complete(int index) {
+  for (const Copy& copy : rounds_[index].copies) std::memcpy(copy.to, copy.from, (std::size_t)copy.bytes);
+  return MPIX_SUCCESS;
+}
+
+void TunaCore::add_stages(std::vector<Stage>* stages, PlanStats* stats) {
+  for (int index = 0; index < rounds(); ++index)
+    stages->push_back(Stage{[this, index, stats](std::vector<MPI_Request>& requests) {
+                              return post(index, requests, *stats);
+                            },
+                            [this, index] { return complete(index); }, false});
+}
+
+// ---------------------------------------------------------------- bruck, tuna
+
+namespace {
+
+// TuNA over all ranks (or, with `uniform`, the uniform Bruck: every block has the
+// agreed size, so no metadata travels). The own block is copied at start; every
+// other block moves in the core's rounds straight from the send buffer (or its
+// packed copy) to the receive buffer, through T when it needs more than one hop.
+class BruckPlan : public StagePlan {
+ public:
+  int init(const PlanContext& context, bool uniform) {
+    ex_ = context.exchange;
+    comm_ = context.mpi_comm;
+    ScratchPool& pool = context.comm->scratch;
+    const int size = ex_.size, me = ex_.rank;
+    const int radix = context.params.radix_auto ? default_radix(size, ex_.max_block_bytes) : context.params.radix;
+    std::vector<bool> used(size, true);
+    used[me] = false;
+    send_.init(ex_.send, used, pool);
+    recv_.init(ex_.recv, used, pool);
+
+    BruckSetup setup;
+    setup.comm = comm_;
+    setup.tag = context.tag;
+    setup.members.resize(size);
+    for (int i = 0; i < size; ++i) setup.members[i] = i;
+    setup.me = me;
+    setup.radix = radix;
+    // M, the largest block anywhere, is the one agreed at init in dense.cpp (one
+    // allreduce for the whole call, Algorithm 1 line 1); for the uniform Bruck it is
+    // the size of every block.
+    setup.uniform_bytes = uniform ? ex_.max_block_bytes : -1;
+    setup.max_piece = ex_.max_block_bytes;
+    setup.pieces.assign(size, 1);
+    setup.out.assign(size, {});
+    for (int t = 0; t < size; ++t)
+      if (t != me) setup.out[t] = {send_.piece(t)};
+    MPIX_TRY(core_.plan(std::move(setup), &init_stats));
+    std::vector<std::vector<Piece>> in(size);
+    for (int o = 0; o < size; ++o)
+      if (o != me) in[o] = {recv_.piece(o)};
+    MPIX_TRY(core_.bind(in, pool));
+    core_.add_stages(&stages_, &stats);
+    before_start_ = [this] {
+      MPIX_TRY(send_.pack(comm_));
+      if (ex_.send.block_bytes(ex_.rank) == 0) return MPIX_SUCCESS;
+      return copy_block(ex_.send.block(ex_.rank), ex_.recv.block(ex_.rank), own_staging_, comm_);
+    };
+    after_wait_ = [this] { return recv_.unpack(comm_); };
+    init_stats.scratch_bytes = core_.scratch_bytes() + send_.staging_bytes() + recv_.staging_bytes();
+    return MPIX_SUCCESS;
+  }
+
+ private:
+  Exchange ex_;
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  ByteSide send_, recv_;
+  TunaCore core_;
+  std::vector<char> own_staging_;
+};
+
+int create(const PlanContext& context, bool uniform, std::unique_ptr<Plan>* plan) {
+  auto made = std::make_unique<BruckPlan>();
+  MPIX_TRY(made->init(context, uniform));
+  *plan = std::move(made);
+  return MPIX_SUCCESS;
+}
+
+}  // namespace
+
+int create_bruck(const PlanContext& context, std::unique_ptr<Plan>* plan) {
+  if (!context.exchange.uniform)
+    return fail(MPIX_ERR_UNSUPPORTED, "bruck: uniform blocks only (alltoall); use tuna for alltoallv");
+  return create(context, true, plan);
+}
+
+int create_tuna(const PlanContext& context, std::unique_ptr<Plan>* plan) {
+  return create(context, false, plan);
+}
+
+}  // namespace mpix

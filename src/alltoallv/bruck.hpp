@@ -1,0 +1,196 @@
+// Pieces shared by the log-time and hierarchical exchanges (bruck.cpp,
+// hierarchical.cpp, node_aware.cpp): byte runs and the messages made of them, the
+// staging of non-contiguous user blocks, a plan that runs as a sequence of stages,
+// and the TuNA core: a tunable-radix, two-phase, non-uniform Bruck exchange over
+// any subset of the communicator's ranks (paper 000, section III, Algorithm 1),
+// which the hierarchical exchanges run inside each node (section IV).
+#pragma once
+#include <mpi.h>
+
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "../core/plan.hpp"
+#include "../core/registry.hpp"
+#include "../core/scratch.hpp"
+#include "../core/schedule.hpp"
+
+namespace mpix {
+
+// Tag offsets of these plans (each plan owns tag .. tag + 7).
+enum BruckTag : int {
+  kTagMetadata = 0,   // TuNA block sizes, at init
+  kTagRound = 1,      // TuNA data rounds
+  kTagInter = 2,      // inter-node phase of hierarchical TuNA
+  kTagAggregate = 3,  // node-aware aggregation messages
+  kTagAggregateMeta = 4,
+};
+
+// A run of bytes: where a piece of data is, or where it goes.
+struct Piece {
+  char* addr = nullptr;
+  long long bytes = 0;
+};
+
+// A message made of pieces, sent or received without copying: one run as MPI_BYTE,
+// several as an hindexed type of bytes on MPI_BOTTOM. Empty pieces are left out.
+class PieceMessage {
+ public:
+  PieceMessage() = default;
+  PieceMessage(const PieceMessage&) = delete;
+  PieceMessage& operator=(const PieceMessage&) = delete;
+  ~PieceMessage();
+
+  int build(const std::vector<Piece>& pieces, int peer);
+  // Nothing to move: no message is posted.
+  bool empty() const { return message_.empty(); }
+  long long bytes() const { return bytes_; }
+  const Message& message() const { return message_; }
+
+ private:
+  TypeLayout layout_;
+  MPI_Datatype type_ = MPI_DATATYPE_NULL;
+  Message message_;
+  long long bytes_ = 0;
+};
+
+// The blocks of one side of an exchange as runs of bytes: a contiguous block is its
+// own run; a non-contiguous one gets a place in a staging buffer, packed there by
+// pack() (send side, at start) or unpacked from there by unpack() (receive side,
+// at the end of wait). Only the peers selected at init are covered.
+class ByteSide {
+ public:
+  void init(const BufferSide& side, const std::vector<bool>& used, ScratchPool& pool);
+  char* addr(int peer) const { return addr_[peer]; }
+  Piece piece(int peer) const { return Piece{addr_[peer], side_->block_bytes(peer)}; }
+  int pack(MPI_Comm comm) const;
+  int unpack(MPI_Comm comm) const;
+  std::size_t staging_bytes() const { return staging_.size(); }
+
+ private:
+  const BufferSide* side_ = nullptr;
+  std::vector<char*> addr_;
+  std::vector<int> staged_;  // peers whose block lives in the staging buffer
+  ScratchBuffer staging_;
+};
+
+// One stage of a StagePlan: posts its requests (locally), then, once they are
+// complete, finishes (copies, or a sub-plan's wait).
+struct Stage {
+  std::function<int(std::vector<MPI_Request>&)> post;
+  std::function<int()> done;   // may be empty
+  bool blocking_done = false;  // done() may block: never run from start()
+};
+
+// A plan run as stages. start() posts stages up to the first that has requests;
+// wait() does the rest. A stage with requests counts as a round.
+class StagePlan : public Plan {
+ public:
+  int start() override;
+  int wait() override;
+
+ protected:
+  std::vector<Stage> stages_;
+  std::function<int()> before_start_, after_wait_;
+
+ private:
+  int advance(bool from_start);
+  std::size_t stage_ = 0;
+  bool posted_ = false;
+  std::vector<MPI_Request> requests_;
+};
+
+// The radix TuNA and Bruck use when the user leaves it to the library (paper 000,
+// section V-A): 2 below 512 B per block (latency-bound), about sqrt(P) up to 8 KiB
+// (the U-shaped middle), P above (bandwidth-bound).
+int default_radix(int ranks, long long max_block_bytes);
+
+// Rounds of a radix-r Bruck over Q ranks: one per (x, z) with z r^x < Q.
+int bruck_rounds(int ranks, int radix);
+// Slots of TuNA's temporary buffer T (section III-C): B = Q - (K + 1).
+int tuna_temp_blocks(int ranks, int radix);
+
+// What the TuNA core exchanges. Members are ranks of `comm`; member i's block for
+// member t is made of pieces[t] pieces (one for a flat exchange; one per
+// destination rank routed through t in the hierarchical exchanges).
+struct BruckSetup {
+  MPI_Comm comm = MPI_COMM_NULL;
+  int tag = 0;
+  std::vector<int> members;  // ranks in comm, in member order
+  int me = 0;                // this rank's index in members
+  int radix = 2;
+  // >= 0: every piece everywhere has this many bytes (uniform Bruck: no metadata).
+  // < 0: the sizes travel in a metadata exchange at init (TuNA).
+  long long uniform_bytes = -1;
+  long long max_piece = 0;          // M: no piece anywhere is larger
+  std::vector<int> pieces;          // by target member
+  std::vector<std::vector<Piece>> out;  // [t][k]: this rank's data for member t (t != me)
+};
+
+// The TuNA core. Rounds (x, z) for x < w = ceil(log_r Q), 1 <= z < r, z r^x < Q:
+// slot i (the block for member me + i, by the index array: no data rotation) goes to
+// member me + z r^x when digit x of i is z. A block arriving where it belongs goes to
+// its final place; one still travelling goes into T, which has a slot only for
+// blocks that are not direct (more than one non-zero digit): B = Q - (K + 1) slots of
+// max_piece bytes per piece, slot index t = o - 1 - dx (r - 1) - dz (section III-C).
+class TunaCore {
+ public:
+  TunaCore() = default;
+  TunaCore(const TunaCore&) = delete;
+  TunaCore& operator=(const TunaCore&) = delete;
+
+  // Collective over the members when sizes travel: runs the K metadata rounds and
+  // learns the size of every piece that will pass through this rank.
+  int plan(BruckSetup setup, PlanStats* init_stats);
+  // Bytes of piece k from member `origin` to this rank (after plan()).
+  long long arriving_bytes(int origin, int k) const { return arriving_[origin][k]; }
+  int pieces_for_me() const { return setup_.pieces[setup_.me]; }
+  // Where arriving pieces go: in[origin][k] (origin != me), with the bytes the
+  // receiver declares. Allocates T and the conflict buffer; builds the messages.
+  int bind(const std::vector<std::vector<Piece>>& in, ScratchPool& pool);
+
+  int rounds() const { return (int)rounds_.size(); }
+  int post(int round, std::vector<MPI_Request>& requests, PlanStats& stats);
+  int complete(int round);
+  std::size_t scratch_bytes() const { return temp_.size() + conflict_.size(); }
+  std::size_t temp_bytes() const { return temp_.size(); }
+  // Appends one stage per round to `stages`, counting into `*stats`.
+  void add_stages(std::vector<Stage>* stages, PlanStats* stats);
+
+ private:
+  struct Out {  // a piece leaving in a round
+    int slot, k;
+    bool from_temp;
+    long long bytes;
+  };
+  struct In {  // a piece arriving in a round
+    int slot, origin, k;
+    bool final_piece, conflict;
+    long long bytes;
+  };
+  struct Copy {
+    const char* from;
+    char* to;
+    long long bytes;
+  };
+  struct Round {
+    int distance = 0, pw = 1;
+    int send_peer = -1, recv_peer = -1;  // ranks in comm
+    std::vector<Out> outs;
+    std::vector<In> ins;
+    long long send_total = 0, recv_total = 0;  // from the sizes (metadata)
+    std::unique_ptr<PieceMessage> send, recv;
+    std::vector<Copy> copies;  // conflict buffer -> T, after the round
+  };
+  char* temp_piece(int slot, int k) const;
+  int temp_slot(int i) const;
+
+  BruckSetup setup_;
+  int q_ = 0, radix_ = 2, temp_blocks_ = 0, max_pieces_ = 0;
+  std::vector<Round> rounds_;
+  std::vector<std::vector<long long>> arriving_;  // [origin][k]
+  ScratchBuffer temp_, conflict_;
+};
+
+}  // namespace mpix

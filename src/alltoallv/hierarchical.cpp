@@ -1,0 +1,215 @@
+// Hierarchical TuNA (paper 000, section IV): staggered (Algorithm 2) and coalesced
+// (Algorithm 3).
+//
+// Intra-node phase: the N concurrent Q x Q exchanges of the "implicit" strategy
+// (Fig. 4b) are one TuNA over the node's ranks, addressed directly by their ranks
+// in the library's communicator (no communicator split): the block a rank sends to
+// its node peer with local rank t is made of one piece per destination routed
+// through t, i.e. every rank whose local rank is t (mod Q); one message per round
+// carries all groups. Pieces for the own node land in the receive buffer; pieces
+// for other nodes land in X, laid out at init by destination and then by origin
+// from the sizes the metadata gave, so it holds no empty segments (the
+// "rearrangement" of Algorithm 3 line 19 is done once on offsets, not on data).
+//
+// Inter-node phase: scattered in batches of mpix_block_count rounds. Local rank t of
+// node n sends to each destination d on another node (with local rank = t mod Q)
+// what node n has for d: coalesced, one message of Q pieces per destination, N-1
+// rounds; staggered, one message per piece, Q (N-1) rounds. Rounds are numbered the
+// same on both sides of every message, so batches line up without deadlock.
+//
+// Unequal nodes (the last node smaller, or any sizes) work: a destination whose
+// local rank does not exist on the sending node is served by local rank
+// (its local rank mod Q), and receives from that rank.
+#include <algorithm>
+#include <climits>
+
+#include "../core/algorithms.hpp"
+#include "../core/comm.hpp"
+#include "../core/error.hpp"
+#include "bruck.hpp"
+
+namespace mpix {
+namespace {
+
+int modulo(int a, int n) { return ((a % n) + n) % n; }
+
+class HierarchicalTuna : public StagePlan {
+ public:
+  int init(const PlanContext& context, bool coalesced, const char* name) {
+    ex_ = context.exchange;
+    comm_ = context.mpi_comm;
+    tag_ = context.tag;
+    ScratchPool& pool = context.comm->scratch;
+    const Locality& loc = context.comm->locality;
+    const int size = ex_.size, me = ex_.rank;
+    const int nodes = loc.num_nodes(), node = loc.node_of(me), local = loc.local_rank_of(me);
+    const std::vector<int>& members = loc.node_ranks(node);
+    const int q = (int)members.size();
+    int q_max = 0;
+    for (int n = 0; n < nodes; ++n) q_max = std::max(q_max, (int)loc.node_ranks(n).size());
+
+    // The radix is the intra-node radix, 2..Q (Q: ranks of the largest node).
+    const int max_radix = std::max(2, q_max);
+    if (!context.params.radix_auto && context.params.radix > max_radix)
+      return fail(MPIX_ERR_INFO_VALUE,
+                  format("mpix_radix=%d: must be 2..Q for %s, the intra-node radix (Q=%d ranks per node)",
+                         context.params.radix, name, q_max));
+    const int radix = context.params.radix_auto ? default_radix(q, ex_.max_block_bytes) : context.params.radix;
+
+    // routed[t]: the destinations whose pieces travel through local rank t.
+    std::vector<std::vector<int>> routed(q);
+    for (int d = 0; d < size; ++d) routed[loc.local_rank_of(d) % q].push_back(d);
+
+    std::vector<bool> used(size, true);
+    used[me] = false;
+    send_.init(ex_.send, used, pool);
+    recv_.init(ex_.recv, used, pool);
+
+    BruckSetup setup;
+    setup.comm = comm_;
+    setup.tag = context.tag;
+    setup.members = members;
+    setup.me = local;
+    setup.radix = radix;
+    setup.uniform_bytes = -1;  // TuNA: the sizes travel (at init)
+    setup.max_piece = ex_.max_block_bytes;  // M, agreed at init in dense.cpp
+    setup.pieces.resize(q);
+    setup.out.assign(q, {});
+    for (int t = 0; t < q; ++t) {
+      setup.pieces[t] = (int)routed[t].size();
+      if (t == local) continue;
+      for (int d : routed[t]) setup.out[t].push_back(send_.piece(d));
+    }
+    MPIX_TRY(core_.plan(std::move(setup), &init_stats));
+
+    // X: pieces from every origin on the node for each destination elsewhere that
+    // this rank serves, by destination, then by origin.
+    const std::vector<int>& mine = routed[local];
+    std::vector<std::vector<long long>> x_offset(q, std::vector<long long>(mine.size(), 0));
+    long long x_bytes = 0;
+    for (std::size_t k = 0; k < mine.size(); ++k) {
+      if (mine[k] == me) continue;
+      for (int o = 0; o < q; ++o) {
+        if (o == local) continue;
+        x_offset[o][k] = x_bytes;
+        x_bytes += core_.arriving_bytes(o, (int)k);
+      }
+    }
+    x_ = pool.acquire((std::size_t)x_bytes);
+    std::vector<std::vector<Piece>> in(q);
+    for (int o = 0; o < q; ++o) {
+      if (o == local) continue;
+      for (std::size_t k = 0; k < mine.size(); ++k)
+        in[o].push_back(mine[k] == me ? recv_.piece(members[o])
+                                      : Piece{x_.data() + x_offset[o][k], core_.arriving_bytes(o, (int)k)});
+    }
+    MPIX_TRY(core_.bind(in, pool));
+    core_.add_stages(&stages_, &stats);
+
+    // Inter-node rounds: coalesced, round (offset - 1) for the node at `offset`
+    // from this one; staggered, round (offset - 1) Q_max + origin's local rank.
+    const long long positions = coalesced ? (long long)(nodes - 1) : (long long)(nodes - 1) * q_max;
+    const long long batch = std::max(1, context.params.block_count);
+    const long long batches = (positions + batch - 1) / batch;
+    batches_.resize((std::size_t)batches);
+    auto add = [&](bool send, long long position, const std::vector<Piece>& pieces, int peer) {
+      auto message = std::make_unique<PieceMessage>();
+      int rc = message->build(pieces, peer);
+      if (rc != MPIX_SUCCESS) return rc;
+      if (message->empty()) return MPIX_SUCCESS;
+      Batch& b = batches_[(std::size_t)(position / batch)];
+      (send ? b.sends : b.recvs).push_back(std::move(message));
+      return MPIX_SUCCESS;
+    };
+    for (std::size_t k = 0; k < mine.size(); ++k) {
+      const int d = mine[k];
+      if (loc.node_of(d) == node) continue;
+      const int offset = modulo(loc.node_of(d) - node, nodes);
+      std::vector<Piece> pieces;
+      for (int o = 0; o < q; ++o) {
+        Piece piece = o == local ? send_.piece(d) : Piece{x_.data() + x_offset[o][k], core_.arriving_bytes(o, (int)k)};
+        if (coalesced) {
+          pieces.push_back(piece);
+        } else {
+          MPIX_TRY(add(true, (long long)(offset - 1) * q_max + o, {piece}, d));
+        }
+      }
+      if (coalesced) MPIX_TRY(add(true, offset - 1, pieces, d));
+    }
+    for (int m = 0; m < nodes; ++m) {
+      if (m == node) continue;
+      const std::vector<int>& sources = loc.node_ranks(m);
+      const int offset = modulo(node - m, nodes);
+      const int proxy = sources[local % (int)sources.size()];
+      std::vector<Piece> pieces;
+      for (std::size_t s = 0; s < sources.size(); ++s) {
+        if (coalesced) {
+          pieces.push_back(recv_.piece(sources[s]));
+        } else {
+          MPIX_TRY(add(false, (long long)(offset - 1) * q_max + (long long)s, {recv_.piece(sources[s])}, proxy));
+        }
+      }
+      if (coalesced) MPIX_TRY(add(false, offset - 1, pieces, proxy));
+    }
+    for (std::size_t b = 0; b < batches_.size(); ++b)
+      stages_.push_back(Stage{[this, b](std::vector<MPI_Request>& requests) { return post_batch(b, requests); },
+                              nullptr, false});
+
+    before_start_ = [this] {
+      MPIX_TRY(send_.pack(comm_));
+      if (ex_.send.block_bytes(ex_.rank) == 0) return MPIX_SUCCESS;
+      return copy_block(ex_.send.block(ex_.rank), ex_.recv.block(ex_.rank), own_staging_, comm_);
+    };
+    after_wait_ = [this] { return recv_.unpack(comm_); };
+    init_stats.scratch_bytes = core_.scratch_bytes() + x_.size() + send_.staging_bytes() + recv_.staging_bytes();
+    return MPIX_SUCCESS;
+  }
+
+ private:
+  struct Batch {
+    std::vector<std::unique_ptr<PieceMessage>> recvs, sends;
+  };
+
+  // Scattered: the batch's receives, then its sends.
+  int post_batch(std::size_t index, std::vector<MPI_Request>& requests) {
+    Traffic traffic(comm_, tag_);
+    const Batch& b = batches_[index];
+    for (const auto& message : b.recvs) {
+      requests.emplace_back();
+      MPIX_TRY(traffic.irecv(message->message(), &requests.back(), kTagInter));
+    }
+    for (const auto& message : b.sends) {
+      requests.emplace_back();
+      MPIX_TRY(traffic.isend(message->message(), &requests.back(), stats, kTagInter));
+    }
+    return MPIX_SUCCESS;
+  }
+
+  Exchange ex_;
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  int tag_ = 0;
+  ByteSide send_, recv_;
+  TunaCore core_;
+  ScratchBuffer x_;
+  std::vector<Batch> batches_;
+  std::vector<char> own_staging_;
+};
+
+int create(const PlanContext& context, bool coalesced, const char* name, std::unique_ptr<Plan>* plan) {
+  auto made = std::make_unique<HierarchicalTuna>();
+  MPIX_TRY(made->init(context, coalesced, name));
+  *plan = std::move(made);
+  return MPIX_SUCCESS;
+}
+
+}  // namespace
+
+int create_tuna_hier_staggered(const PlanContext& context, std::unique_ptr<Plan>* plan) {
+  return create(context, false, "tuna_hier_staggered", plan);
+}
+
+int create_tuna_hier_coalesced(const PlanContext& context, std::unique_ptr<Plan>* plan) {
+  return create(context, true, "tuna_hier_coalesced", plan);
+}
+
+}  // namespace mpix

@@ -1,0 +1,252 @@
+// Node-aware exchange: aggregate per destination node, then redistribute inside
+// the node.
+//
+// Phase 1 (inter-node, one round): each rank sends, in one message, everything it
+// has for the ranks of node m to the rank of node m with its own local rank (the
+// rank of its group communicator on node m; with unequal nodes, local rank mod the
+// size of node m). Messages travel on the library's communicator, addressed by the
+// group peer's rank, so that unequal nodes need no second path. The message is
+// received, without copying, into A: the send buffer of phase 2, laid out by local
+// destination, then by source.
+//
+// Phase 2 (intra-node): an alltoallv among the node's ranks on the node
+// communicator, where the block for local rank j is everything this rank gathered
+// for j. Its algorithm is chosen through the registry (the built-in selection, on
+// the node's size and sizes), excluding the locality-aware ones; its blocks land in
+// Z and are unpacked into the receive buffer.
+//
+// Sizes: for alltoall every block has the agreed size; for alltoallv the sizes of
+// the aggregated blocks travel once, at init, along the phase 1 routes.
+#include <algorithm>
+#include <climits>
+#include <cstring>
+
+#include "../core/algorithms.hpp"
+#include "../core/comm.hpp"
+#include "../core/error.hpp"
+#include "../core/select.hpp"
+#include "bruck.hpp"
+
+namespace mpix {
+namespace {
+
+// Algorithms that route by node themselves: not for the node-local phase.
+bool uses_locality(const std::string& name) {
+  return name.rfind("tuna_hier", 0) == 0 || name == "node_aware" || name.rfind("ipc", 0) == 0;
+}
+
+class NodeAware : public StagePlan {
+ public:
+  int init(const PlanContext& context) {
+    ex_ = context.exchange;
+    comm_ = context.mpi_comm;
+    ScratchPool& pool = context.comm->scratch;
+    Locality& loc = context.comm->locality;
+    const int size = ex_.size, me = ex_.rank;
+    const int nodes = loc.num_nodes(), node = loc.node_of(me), local = loc.local_rank_of(me);
+    const std::vector<int>& members = loc.node_ranks(node);
+    const int q = (int)members.size();
+
+    // holders[j]: the sources whose blocks for this node local rank j gathers
+    // (itself and, on every other node, the ranks with local rank j mod Q).
+    std::vector<std::vector<int>> holders(q);
+    for (int s = 0; s < size; ++s) {
+      int j = loc.node_of(s) == node ? loc.local_rank_of(s) : loc.local_rank_of(s) % q;
+      holders[j].push_back(s);
+    }
+    const std::vector<int>& gathered = holders[local];
+    const int count = (int)gathered.size();
+
+    // Sizes of the gathered blocks: [source index][local destination].
+    std::vector<std::vector<long long>> sizes(count, std::vector<long long>(q, ex_.max_block_bytes));
+    std::vector<MPI_Request> requests;
+    std::vector<std::vector<long long>> mine(nodes);
+    for (int m = 0; m < nodes; ++m)
+      for (int d : loc.node_ranks(m)) mine[m].push_back(ex_.send.block_bytes(d));
+    for (int si = 0; si < count; ++si)
+      if (gathered[si] == me) sizes[si] = mine[node];
+    if (!ex_.uniform) {
+      const int tag = context.tag + kTagAggregateMeta;
+      for (int si = 0; si < count; ++si) {
+        if (gathered[si] == me) continue;
+        requests.emplace_back();
+        MPIX_CHECK_MPI(MPI_Irecv(sizes[si].data(), q, MPI_LONG_LONG, gathered[si], tag, comm_, &requests.back()));
+      }
+      for (int m = 0; m < nodes; ++m) {
+        if (m == node) continue;
+        const std::vector<int>& ranks = loc.node_ranks(m);
+        requests.emplace_back();
+        MPIX_CHECK_MPI(MPI_Isend(mine[m].data(), (int)mine[m].size(), MPI_LONG_LONG, ranks[local % (int)ranks.size()],
+                                 tag, comm_, &requests.back()));
+        init_stats.metadata_messages += 1;
+        init_stats.metadata_bytes += (long long)(mine[m].size() * sizeof(long long));
+      }
+      MPIX_CHECK_MPI(MPI_Waitall((int)requests.size(), requests.data(), MPI_STATUSES_IGNORE));
+    }
+
+    // A: for each local destination j, the gathered blocks for it, by source.
+    std::vector<std::vector<long long>> a_offset(count, std::vector<long long>(q, 0));
+    std::vector<long long> a_count(q, 0), a_displ(q, 0);
+    long long a_bytes = 0;
+    for (int j = 0; j < q; ++j) {
+      a_displ[j] = a_bytes;
+      for (int si = 0; si < count; ++si) {
+        a_offset[si][j] = a_bytes;
+        a_bytes += sizes[si][j];
+      }
+      a_count[j] = a_bytes - a_displ[j];
+    }
+    // Z: for each local source j, the blocks it gathered for this rank, by source.
+    z_offset_.assign(size, 0);
+    std::vector<long long> z_count(q, 0), z_displ(q, 0);
+    long long z_bytes = 0;
+    for (int j = 0; j < q; ++j) {
+      z_displ[j] = z_bytes;
+      for (int s : holders[j]) {
+        z_offset_[s] = z_bytes;
+        z_bytes += ex_.recv.block_bytes(s);
+      }
+      z_count[j] = z_bytes - z_displ[j];
+    }
+    if (a_bytes > INT_MAX || z_bytes > INT_MAX)
+      return fail(MPIX_ERR_UNSUPPORTED, format("node_aware: %lld bytes gathered on one rank: more than INT_MAX",
+                                               std::max(a_bytes, z_bytes)));
+    a_ = pool.acquire((std::size_t)a_bytes);
+    z_ = pool.acquire((std::size_t)z_bytes);
+
+    // Phase 1 messages.
+    std::vector<bool> used(size, false);
+    for (int d = 0; d < size; ++d) used[d] = loc.node_of(d) != node;
+    send_.init(ex_.send, used, pool);
+    for (int m = 0; m < nodes; ++m) {
+      if (m == node) continue;
+      const std::vector<int>& ranks = loc.node_ranks(m);
+      std::vector<Piece> pieces;
+      for (int d : ranks) pieces.push_back(send_.piece(d));
+      sends_.push_back(std::make_unique<PieceMessage>());
+      MPIX_TRY(sends_.back()->build(pieces, ranks[local % (int)ranks.size()]));
+    }
+    for (int si = 0; si < count; ++si) {
+      if (gathered[si] == me) continue;
+      std::vector<Piece> pieces;
+      for (int j = 0; j < q; ++j) pieces.push_back(Piece{a_.data() + a_offset[si][j], sizes[si][j]});
+      recvs_.push_back(std::make_unique<PieceMessage>());
+      MPIX_TRY(recvs_.back()->build(pieces, gathered[si]));
+    }
+    own_index_ = (int)(std::find(gathered.begin(), gathered.end(), me) - gathered.begin());
+    own_offset_.resize(q);
+    for (int j = 0; j < q; ++j) own_offset_[j] = a_offset[own_index_][j];
+
+    // Phase 2: an alltoallv of bytes on the node communicator.
+    MPI_Comm node_comm = MPI_COMM_NULL;
+    MPIX_TRY(loc.node_comm(&node_comm));
+    PlanContext sub;
+    sub.comm = context.comm;
+    sub.mpi_comm = node_comm;
+    sub.tag = context.tag;  // this plan's tags, on the node communicator
+    sub.exchange.size = q;
+    sub.exchange.rank = local;
+    sub.exchange.uniform = false;
+    for (BufferSide* side : {&sub.exchange.send, &sub.exchange.recv}) {
+      side->layout = byte_layout();
+      side->counts.resize(q);
+      side->displs.resize(q);
+    }
+    sub.exchange.send.buf = a_.data();
+    sub.exchange.recv.buf = z_.data();
+    long long local_max = 0;
+    for (int j = 0; j < q; ++j) {
+      sub.exchange.send.counts[j] = (int)a_count[j];
+      sub.exchange.send.displs[j] = (int)a_displ[j];
+      sub.exchange.recv.counts[j] = (int)z_count[j];
+      sub.exchange.recv.displs[j] = (int)z_displ[j];
+      local_max = std::max({local_max, a_count[j], z_count[j]});
+    }
+    MPIX_CHECK_MPI(MPI_Allreduce(&local_max, &sub.exchange.max_block_bytes, 1, MPI_LONG_LONG, MPI_MAX, node_comm));
+    // Defaults, not the environment: MPIX_RADIX and friends are meant for the whole
+    // communicator, not for this node-sized exchange.
+    sub.params = Params{};
+    sub.params.seed = (unsigned long long)q;
+    std::string reason;
+    const Algorithm* algorithm = select_dense(kAlltoallv, sub, &reason);
+    if (!algorithm || uses_locality(algorithm->name) ||
+        (algorithm->inapplicable && !algorithm->inapplicable(sub).empty()))
+      algorithm = find_algorithm("nonblocking", kAlltoallv);
+    if (!algorithm) return fail(MPIX_ERR_UNSUPPORTED, "node_aware: no algorithm for the node-local exchange");
+    intra_name_ = algorithm->name;
+    MPIX_TRY(algorithm->create(sub, &intra_));
+    init_stats.metadata_messages += intra_->init_stats.metadata_messages;
+    init_stats.metadata_bytes += intra_->init_stats.metadata_bytes;
+
+    const int tag = context.tag + kTagAggregate;
+    stages_.push_back(Stage{[this, tag](std::vector<MPI_Request>& out) {
+                              Traffic traffic(comm_, tag);
+                              for (const auto& m : recvs_) {
+                                if (m->empty()) continue;
+                                out.emplace_back();
+                                MPIX_TRY(traffic.irecv(m->message(), &out.back()));
+                              }
+                              for (const auto& m : sends_) {
+                                if (m->empty()) continue;
+                                out.emplace_back();
+                                MPIX_TRY(traffic.isend(m->message(), &out.back(), stats));
+                              }
+                              return MPIX_SUCCESS;
+                            },
+                            nullptr, false});
+    stages_.push_back(Stage{[this](std::vector<MPI_Request>&) { return intra_->start(); },
+                            [this] {
+                              MPIX_TRY(intra_->wait());
+                              stats.rounds += intra_->stats.rounds;
+                              stats.messages += intra_->stats.messages;
+                              stats.payload_bytes += intra_->stats.payload_bytes;
+                              stats.metadata_messages += intra_->stats.metadata_messages;
+                              stats.metadata_bytes += intra_->stats.metadata_bytes;
+                              return MPIX_SUCCESS;
+                            },
+                            true});
+    before_start_ = [this] {
+      MPIX_TRY(send_.pack(comm_));
+      // This rank's blocks for its own node go straight into A.
+      const std::vector<int>& ranks = members_;
+      for (int j = 0; j < (int)ranks.size(); ++j) {
+        if (ex_.send.block_bytes(ranks[j]) == 0) continue;
+        MPIX_TRY(pack_block(ex_.send.block(ranks[j]), a_.data() + own_offset_[j], comm_));
+      }
+      return MPIX_SUCCESS;
+    };
+    after_wait_ = [this] {
+      for (int s = 0; s < ex_.size; ++s) {
+        if (ex_.recv.block_bytes(s) == 0) continue;
+        MPIX_TRY(unpack_block(z_.data() + z_offset_[s], ex_.recv.block(s), comm_));
+      }
+      return MPIX_SUCCESS;
+    };
+    members_ = members;
+    init_stats.scratch_bytes = a_.size() + z_.size() + send_.staging_bytes() + intra_->init_stats.scratch_bytes;
+    return MPIX_SUCCESS;
+  }
+
+ private:
+  Exchange ex_;
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  ByteSide send_;
+  ScratchBuffer a_, z_;
+  std::vector<long long> z_offset_, own_offset_;
+  std::vector<int> members_;
+  int own_index_ = 0;
+  std::vector<std::unique_ptr<PieceMessage>> sends_, recvs_;
+  std::unique_ptr<Plan> intra_;
+  std::string intra_name_;
+};
+
+}  // namespace
+
+int create_node_aware(const PlanContext& context, std::unique_ptr<Plan>* plan) {
+  auto made = std::make_unique<NodeAware>();
+  MPIX_TRY(made->init(context));
+  *plan = std::move(made);
+  return MPIX_SUCCESS;
+}
+
+}  // namespace mpix
