@@ -258,6 +258,18 @@ TEST_CASE("algorithm choice: info, then environment, then auto", "[info]") {
     harness::Info differs{{"mpix_alltoallv_algorithm", ex.rank == 0 ? "pairwise" : "nonblocking"}};
     CHECK(ex.run(differs.info, c.comm) == MPIX_ERR_ARG);
     CHECK(message_has("different algorithms"));
+    // Or the same algorithm with different parameters: their schedules would not match.
+    harness::Info seeds{{"mpix_alltoallv_algorithm", "random_sendrecv"}, {"mpix_seed", ex.rank == 0 ? "1" : "2"}};
+    CHECK(ex.run(seeds.info, c.comm) == MPIX_ERR_ARG);
+    CHECK(message_has("different algorithm parameters"));
+    // A bad hint on one rank only, under auto: every rank returns an error.
+    if (ex.rank == 1) setenv("MPIX_MAX_QUEUE", "1", 1);
+    CHECK(ex.run(nullptr, c.comm) != MPIX_SUCCESS);
+    if (ex.rank == 1) CHECK(message_has("MPIX_MAX_QUEUE (environment)=1"));
+    unsetenv("MPIX_MAX_QUEUE");
+    std::fill(ex.recv.begin(), ex.recv.end(), -1);
+    CHECK(ex.run(nullptr, c.comm) == MPIX_SUCCESS);
+    CHECK(all_ranks(ex.correct()));
   }
 }
 

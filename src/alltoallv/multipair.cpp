@@ -18,12 +18,15 @@ class SlidingWindowPlan : public Plan {
       : ex_(context.exchange),
         traffic_(context.mpi_comm, context.tag),
         stride_(std::max(1, std::min(context.params.stride, context.exchange.size))),
-        use_test_(use_test) {}
+        use_test_(use_test),
+        own_staging_(own_copy_staging(context)) {
+    init_stats.scratch_bytes = own_staging_.size();
+  }
 
   int start() override {
     stats = PlanStats{};
     stats.scratch_bytes = init_stats.scratch_bytes;
-    MPIX_TRY(copy_block(ex_.send.block(ex_.rank), ex_.recv.block(ex_.rank), staging_, traffic_.comm()));
+    MPIX_TRY(copy_block(ex_.send.block(ex_.rank), ex_.recv.block(ex_.rank), own_staging_.data(), traffic_.comm()));
     next_send_ = next_recv_ = 1;
     requests_.assign(2 * stride_, MPI_REQUEST_NULL);
     for (int slot = 0; slot < stride_; ++slot) {
@@ -78,7 +81,7 @@ class SlidingWindowPlan : public Plan {
   bool use_test_;
   int next_send_ = 1, next_recv_ = 1;
   std::vector<MPI_Request> requests_;  // [0, stride): receives, [stride, 2 stride): sends
-  std::vector<char> staging_;
+  ScratchBuffer own_staging_;
 };
 
 }  // namespace

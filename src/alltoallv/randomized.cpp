@@ -99,7 +99,7 @@ class RandomSegmented : public ExchangeSchedule {
     }
     send_staging_ = context.comm->scratch.acquire(send_staged);
     recv_staging_ = context.comm->scratch.acquire(recv_staged);
-    init_stats.scratch_bytes = send_staged + recv_staged;
+    init_stats.scratch_bytes += send_staged + recv_staged;
     // Where the bytes of each block are: in the user's buffer or in the staging.
     std::size_t send_offset = 0, recv_offset = 0;
     for (int peer = 0; peer < size; ++peer) {
@@ -134,7 +134,7 @@ class RandomSegmented : public ExchangeSchedule {
   }
   // Before: the own block and the packing of staged send blocks; after: unpacking.
   int stage(bool before) {
-    if (before) MPIX_TRY(copy_block(ex_.send.block(ex_.rank), ex_.recv.block(ex_.rank), own_staging_, MPI_COMM_SELF));
+    if (before) MPIX_TRY(copy_own_block());
     for (int peer = 0; peer < ex_.size; ++peer) {
       if (peer == ex_.rank) continue;
       if (before && !ex_.send.block(peer).contiguous())
@@ -149,7 +149,6 @@ class RandomSegmented : public ExchangeSchedule {
   long long segment_;
   std::vector<char*> send_bytes_, recv_bytes_;
   ScratchBuffer send_staging_, recv_staging_;
-  std::vector<char> own_staging_;
 };
 
 }  // namespace

@@ -34,6 +34,10 @@ extern "C" int MPIX_Comm_init(MPIX_Comm** comm, MPI_Comm mpi_comm) {
   MPI_Comm_set_errhandler(c->lib_comm, MPI_ERRORS_RETURN);
   MPI_Comm_size(c->lib_comm, &c->size);
   MPI_Comm_rank(c->lib_comm, &c->rank);
+  int* tag_ub = nullptr;
+  int has_tag_ub = 0;
+  MPI_Comm_get_attr(c->lib_comm, MPI_TAG_UB, &tag_ub, &has_tag_ub);
+  if (has_tag_ub && *tag_ub >= 32767) c->tag_slots = ((unsigned long long)*tag_ub + 1) / 8;
   if (rc == MPIX_SUCCESS) rc = c->locality.init(c->lib_comm, ppn);
   if (rc != MPIX_SUCCESS) {
     MPIX_Comm_free(&c);

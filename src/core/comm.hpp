@@ -14,12 +14,15 @@ struct MPIX_Comm_s {
   int size = 0, rank = 0;
   mpix::Locality locality;
   mpix::ScratchPool scratch;
-  unsigned plans_created = 0;
+  unsigned long long plans_created = 0;
+  unsigned long long tag_slots = 4096;  // (MPI_TAG_UB + 1) / 8, read at init
   int live_requests = 0;  // requests whose plans use the pool and the communicators
-  std::set<std::string> verbose_reported;  // "op/algorithm" already reported
+  std::set<std::string> verbose_reported;  // operations whose choice MPIX_VERBOSE reported
 
   // Each plan gets 8 tags of its own, so that plans active at the same time on one
   // communicator never match each other's messages. Plans are created collectively
-  // in the same order everywhere, so every rank hands out the same tags.
-  int next_plan_tag() { return (int)(plans_created++ % 4096u) * 8; }
+  // in the same order everywhere, so every rank hands out the same tags. Tags are
+  // reused only after MPI_TAG_UB / 8 plans (over 2^26 with MPICH and Open MPI),
+  // which a request alive that long would have to see start alongside.
+  int next_plan_tag() { return (int)(plans_created++ % tag_slots) * 8; }
 };

@@ -44,7 +44,16 @@ int unpack_block(const char* in, const Block& block, MPI_Comm comm) {
   return MPIX_SUCCESS;
 }
 
+std::size_t copy_staging_bytes(const Block& from, const Block& to) {
+  return from.contiguous() && to.contiguous() ? 0 : (std::size_t)from.bytes();
+}
+
 int copy_block(const Block& from, const Block& to, std::vector<char>& staging, MPI_Comm comm) {
+  staging.resize(copy_staging_bytes(from, to));
+  return copy_block(from, to, staging.data(), comm);
+}
+
+int copy_block(const Block& from, const Block& to, char* staging, MPI_Comm comm) {
   if (from.bytes() != to.bytes())
     return fail(MPIX_ERR_ARG, format("own block: sending %lld bytes but receiving %lld bytes",
                                      from.bytes(), to.bytes()));
@@ -53,9 +62,8 @@ int copy_block(const Block& from, const Block& to, std::vector<char>& staging, M
     std::memmove(to.first_byte(), from.first_byte(), from.bytes());
     return MPIX_SUCCESS;
   }
-  staging.resize(from.bytes());
-  MPIX_TRY(pack_block(from, staging.data(), comm));
-  return unpack_block(staging.data(), to, comm);
+  MPIX_TRY(pack_block(from, staging, comm));
+  return unpack_block(staging, to, comm);
 }
 
 }  // namespace mpix

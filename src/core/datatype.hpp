@@ -43,8 +43,11 @@ struct Block {
 int pack_block(const Block& block, char* out, MPI_Comm comm);
 // Unpacks `block.bytes()` bytes from `in` into `block`.
 int unpack_block(const char* in, const Block& block, MPI_Comm comm);
-// Copies a block to another of the same type signature (the self block of an
-// exchange), through `staging` when either side is not contiguous.
+// Copies a block to another of the same type signature (the own block of an
+// exchange), through `staging` (copy_staging_bytes of them, from the plan's
+// scratch) when either side is not contiguous.
+std::size_t copy_staging_bytes(const Block& from, const Block& to);
+int copy_block(const Block& from, const Block& to, char* staging, MPI_Comm comm);
 int copy_block(const Block& from, const Block& to, std::vector<char>& staging, MPI_Comm comm);
 
 }  // namespace mpix

@@ -72,9 +72,24 @@ int check_side(const DenseArgs& a, bool send, int size, BufferSide* side) {
   return MPIX_SUCCESS;
 }
 
-// Local checks; fills the exchange and the algorithm asked for (nullptr: auto).
-int check_local(const DenseArgs& a, const MPIX_Info* info, MPIX_Comm_s* comm, Exchange* ex,
-                const Algorithm** asked, Params* params) {
+// Hints of one call, resolved on this rank.
+struct Hints {
+  const Algorithm* asked = nullptr;  // nullptr: auto
+  Params params;
+  std::string params_text;           // every parameter the call may use, for the agreement
+  bool check_args = false;
+};
+
+// FNV-1a: the same 62-bit value for the same text on every rank.
+long long text_hash(const std::string& text) {
+  unsigned long long hash = 1469598103934665603ull;
+  for (unsigned char c : text) hash = (hash ^ c) * 1099511628211ull;
+  return (long long)(hash >> 2);
+}
+
+// Local checks; fills the exchange and the hints. Everything that can fail on one
+// rank alone is checked here, before the agreement.
+int check_local(const DenseArgs& a, const MPIX_Info* info, MPIX_Comm_s* comm, Exchange* ex, Hints* hints) {
   ex->size = comm->size;
   ex->rank = comm->rank;
   ex->uniform = a.op == kAlltoall;
@@ -94,8 +109,18 @@ int check_local(const DenseArgs& a, const MPIX_Info* info, MPIX_Comm_s* comm, Ex
   const char* key = a.op == kAlltoall ? "mpix_alltoall_algorithm" : "mpix_alltoallv_algorithm";
   std::string value = "auto", source;
   if (lookup(info, key, &value, &source)) MPIX_TRY(check_value(*find_key(key), value, source));
-  *asked = value == "auto" ? nullptr : find_algorithm(value, a.op);
-  if (*asked) MPIX_TRY(resolve_params(info, (*asked)->params, comm->size, params));
+  hints->asked = value == "auto" ? nullptr : find_algorithm(value, a.op);
+  // Auto may choose any of its candidates: their parameters are all resolved now.
+  std::vector<const Algorithm*> possible = {hints->asked};
+  if (!hints->asked) possible = auto_candidates(a.op);
+  for (const Algorithm* algorithm : possible) {
+    MPIX_TRY(resolve_params(info, algorithm->params, comm->size, &hints->params));
+    hints->params_text += describe_params(algorithm->params, hints->params) + ";";
+  }
+  if (lookup(info, "mpix_check_args", &value, &source)) {
+    MPIX_TRY(check_value(*find_key("mpix_check_args"), value, source));
+    hints->check_args = value == "true";
+  }
   return MPIX_SUCCESS;
 }
 
@@ -122,10 +147,10 @@ void report(MPIX_Comm_s* comm, Op op, const std::string& algorithm, const std::s
             const std::string& reason) {
   const char* verbose = std::getenv("MPIX_VERBOSE");
   if (comm->rank != 0 || !verbose || std::strcmp(verbose, "1") != 0) return;
-  std::string key = std::string(op_name(op)) + "/" + algorithm + "/" + params;
-  if (!comm->verbose_reported.insert(key).second) return;
-  std::fprintf(stderr, "[mpix] %s on %d ranks (%d nodes): %s %s (%s)\n", op_name(op), comm->size,
-               comm->locality.num_nodes(), algorithm.c_str(), params.c_str(), reason.c_str());
+  if (!comm->verbose_reported.insert(op_name(op)).second) return;
+  std::fprintf(stderr, "[mpix] %s on %d ranks (%d nodes): %s%s%s (%s)\n", op_name(op), comm->size,
+               comm->locality.num_nodes(), algorithm.c_str(), params.empty() ? "" : " ", params.c_str(),
+               reason.c_str());
 }
 
 int plan_dense(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm,
@@ -134,37 +159,36 @@ int plan_dense(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm,
   PlanContext context;
   context.comm = comm;
   context.mpi_comm = comm->lib_comm;
-  const Algorithm* asked = nullptr;
-  int local_rc = check_local(a, info, comm, &context.exchange, &asked, &context.params);
+  Hints hints;
+  int local_rc = check_local(a, info, comm, &context.exchange, &hints);
   std::string local_message = MPIX_Last_error_message();
 
   // One agreement for the whole call: whether any rank failed its checks (so that
   // no rank is left waiting in an exchange the others refused), whether all ranks
-  // asked for the same algorithm, and the largest block anywhere.
-  const auto& list = algorithms();
-  long long index = asked ? (long long)(asked - list.data()) : -1;
-  long long mine[4] = {local_rc != MPIX_SUCCESS, context.exchange.max_block_bytes, index, -index};
-  long long all[4];
-  MPIX_CHECK_MPI(MPI_Allreduce(mine, all, 4, MPI_LONG_LONG, MPI_MAX, comm->lib_comm));
+  // asked for the same algorithm with the same parameters (schedules derive from
+  // them), and the largest block anywhere. Pairs (x, -x) under MPI_MAX give the
+  // maximum and the minimum at once.
+  long long index = hints.asked ? (long long)(hints.asked - algorithms().data()) : -1;
+  long long hash = text_hash(hints.params_text) ^ (hints.check_args ? 1 : 0);
+  long long mine[6] = {local_rc != MPIX_SUCCESS, context.exchange.max_block_bytes, index, -index, hash, -hash};
+  long long all[6];
+  MPIX_CHECK_MPI(MPI_Allreduce(mine, all, 6, MPI_LONG_LONG, MPI_MAX, comm->lib_comm));
   if (local_rc != MPIX_SUCCESS) return fail(local_rc, local_message);
   if (all[0]) return fail(MPIX_ERR_ARG, format("%s: another rank rejected its arguments", a.name));
   if (all[2] != -all[3])
     return fail(MPIX_ERR_ARG, format("%s: ranks asked for different algorithms (info or environment differ)", a.name));
+  if (all[4] != -all[5])
+    return fail(MPIX_ERR_ARG, format("%s: ranks gave different algorithm parameters or mpix_check_args "
+                                     "(info or environment differ)", a.name));
   context.exchange.max_block_bytes = all[1];
+  context.params = hints.params;
 
-  std::string value, source;
-  if (lookup(info, "mpix_check_args", &value, &source)) {
-    MPIX_TRY(check_value(*find_key("mpix_check_args"), value, source));
-    int peer = -1;
-    if (value == "true") MPIX_TRY(check_counts_agree(a, context.exchange, comm->lib_comm, &peer));
-  }
+  int peer = -1;
+  if (hints.check_args) MPIX_TRY(check_counts_agree(a, context.exchange, comm->lib_comm, &peer));
 
   std::string reason = "asked for";
-  const Algorithm* algorithm = asked;
-  if (!algorithm) {
-    algorithm = select_dense(a.op, context, &reason);
-    MPIX_TRY(resolve_params(info, algorithm->params, comm->size, &context.params));
-  }
+  const Algorithm* algorithm = hints.asked;
+  if (!algorithm) algorithm = select_dense(a.op, context, &reason);
   if (algorithm->inapplicable) {
     std::string why = algorithm->inapplicable(context);
     if (!why.empty())

@@ -2,6 +2,7 @@
 
 #include <climits>
 
+#include "comm.hpp"
 #include "error.hpp"
 
 namespace mpix {
@@ -63,7 +64,7 @@ int ScheduledPlan::post_batch() {
           return fail(MPIX_ERR_ARG, "internal: a schedule step is local on one side only");
         if (post_recv && s.recv.peer == rank_) {
           // The own block: a local copy, done when its step comes.
-          MPIX_TRY(copy_block(s.send.block, s.recv.block, copy_staging_, traffic_.comm()));
+          MPIX_TRY(copy_local(s.send.block, s.recv.block));
           continue;
         }
         if (post_send && s.send.peer == rank_) continue;
@@ -112,6 +113,11 @@ class LinearSchedule : public ExchangeSchedule {
 };
 
 }  // namespace
+
+ScratchBuffer own_copy_staging(const PlanContext& context) {
+  const Exchange& ex = context.exchange;
+  return context.comm->scratch.acquire(copy_staging_bytes(ex.send.block(ex.rank), ex.recv.block(ex.rank)));
+}
 
 std::unique_ptr<Plan> make_linear_schedule(const PlanContext& context, int batch_steps, bool recvs_first) {
   return std::make_unique<LinearSchedule>(context, batch_steps, recvs_first);

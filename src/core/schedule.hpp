@@ -9,6 +9,7 @@
 
 #include "plan.hpp"
 #include "registry.hpp"
+#include "scratch.hpp"
 
 namespace mpix {
 
@@ -52,10 +53,19 @@ struct Phase {
 class ScheduledPlan : public Plan {
  public:
   ScheduledPlan(MPI_Comm comm, int tag, int rank) : traffic_(comm, tag), rank_(rank) {}
+  // Scratch for the own block's copy when its datatypes are not contiguous.
+  void set_copy_staging(ScratchBuffer staging) {
+    init_stats.scratch_bytes += staging.size();
+    copy_staging_ = std::move(staging);
+  }
   int start() override;
   int wait() override;
 
  protected:
+  // Copies a local block through the plan's copy staging.
+  int copy_local(const Block& from, const Block& to) {
+    return copy_block(from, to, copy_staging_.data(), traffic_.comm());
+  }
   std::vector<Phase> phases_;
   std::function<int()> before_start_, after_wait_;  // pack / unpack of staged blocks
 
@@ -66,21 +76,27 @@ class ScheduledPlan : public Plan {
   std::size_t phase_ = 0;
   int next_step_ = 0;
   std::vector<MPI_Request> requests_;
-  std::vector<char> copy_staging_;
+  ScratchBuffer copy_staging_;
 };
 
 }  // namespace mpix
 
 namespace mpix {
 
+// Scratch for copying the own block of `context`'s exchange (empty if contiguous).
+ScratchBuffer own_copy_staging(const PlanContext& context);
+
 // A scheduled plan over the blocks of a dense exchange.
 class ExchangeSchedule : public ScheduledPlan {
  public:
   explicit ExchangeSchedule(const PlanContext& context)
-      : ScheduledPlan(context.mpi_comm, context.tag, context.exchange.rank), ex_(context.exchange) {}
+      : ScheduledPlan(context.mpi_comm, context.tag, context.exchange.rank), ex_(context.exchange) {
+    set_copy_staging(own_copy_staging(context));
+  }
 
  protected:
   // Receive the block of `recv_from`, send the block for `send_to`.
+  int copy_own_block() { return copy_local(ex_.send.block(ex_.rank), ex_.recv.block(ex_.rank)); }
   Step blocks(int recv_from, int send_to) const {
     return Step{Message{ex_.recv.block(recv_from), recv_from}, Message{ex_.send.block(send_to), send_to}};
   }

@@ -9,6 +9,13 @@ namespace mpix {
 // MPICH and Open MPI) is kept; up to 16 KiB randomized scatter on few ranks and
 // randomized sendrecv with a request queue on many; above that the segmented
 // sendrecv. The cost model of the selection issue replaces this rule.
+std::vector<const Algorithm*> auto_candidates(Op op) {
+  std::vector<const Algorithm*> list;
+  for (const char* name : {"pmpi", "random_scatter", "random_sendrecv", "random_segmented"})
+    list.push_back(find_algorithm(name, op));
+  return list;
+}
+
 const Algorithm* select_dense(Op op, const PlanContext& context, std::string* reason) {
   const long long bytes = context.exchange.max_block_bytes;
   const int size = context.exchange.size;
