@@ -22,7 +22,7 @@ struct MPIX_Comm_s {
   // Each plan gets 8 tags of its own, so that plans active at the same time on one
   // communicator never match each other's messages. Plans are created collectively
   // in the same order everywhere, so every rank hands out the same tags. Tags are
-  // reused only after MPI_TAG_UB / 8 plans (over 2^26 with MPICH and Open MPI),
+  // reused only after MPI_TAG_UB / 8 plans (2^25 with MPICH 4.0),
   // which a request alive that long would have to see start alongside.
   int next_plan_tag() { return (int)(plans_created++ % tag_slots) * 8; }
 };
