@@ -2,7 +2,9 @@
 // and the communicator stays usable), locality and its emulation, persistent
 // request semantics, isolation of the library's traffic, the scratch pool.
 #include <catch2/catch.hpp>
+#include <cstdio>
 #include <cstdlib>
+#include <unistd.h>
 #include <cstring>
 #include <iterator>
 #include <set>
@@ -449,4 +451,85 @@ TEST_CASE("SDDE entry points fail cleanly until implemented", "[sdde]") {
         MPIX_ERR_UNSUPPORTED);
   CHECK(message_has("not implemented"));
   CHECK(MPIX_Free(nullptr) == MPIX_SUCCESS);
+}
+
+TEST_CASE("tuning files: rules, precedence, and files that are missing or malformed", "[tuning]") {
+  Comm c;
+  SmallExchange ex;  // 4-byte blocks
+  std::string path = "/tmp/mpix-tuning-test-" + std::to_string(getpid()) + ".txt";
+  auto write = [&](const std::string& text) {
+    FILE* file = std::fopen(path.c_str(), "w");
+    std::fputs(text.c_str(), file);
+    std::fclose(file);
+  };
+  auto run = [&](MPIX_Info* info, std::string* algorithm, std::string* params) {
+    MPIX_Request* request = nullptr;
+    int rc = MPIX_Alltoallv_init(ex.send.data(), ex.counts.data(), ex.displs.data(), MPI_INT, ex.recv.data(),
+                                 ex.counts.data(), ex.displs.data(), MPI_INT, info, c.comm, &request);
+    if (rc == MPIX_SUCCESS) {
+      *algorithm = request->algorithm;
+      *params = request->params;
+      MPIX_Start(request);
+      MPIX_Wait(request, MPI_STATUS_IGNORE);
+      MPIX_Request_free(&request);
+    }
+    return rc;
+  };
+  std::string algorithm, params;
+
+  harness::Info missing{{"mpix_tuning_file", "/nonexistent/mpix.tuning"}};
+  CHECK(run(missing.info, &algorithm, &params) == MPIX_ERR_TUNING_FILE);
+  CHECK(message_has("/nonexistent/mpix.tuning: cannot be opened"));
+
+  struct Bad { const char* text; const char* says; };
+  for (const Bad& bad : std::vector<Bad>{
+           {"alltoallv 1 * 0 *\n", "expected <op>"},
+           {"# comment\n\nalltoall_x 1 * 0 * pairwise\n", ":3: unknown operation"},
+           {"alltoallv one * 0 * pairwise\n", "ranks must be integers"},
+           {"alltoallv 1 * 0 -5 pairwise\n", "bytes must be integers"},
+           {"alltoallv 8 4 0 * pairwise\n", "empty range"},
+           {"alltoallv 1 * 0 * bruckish\n", "unknown algorithm 'bruckish'"},
+           {"alltoallv 1 * 0 * multipair stride\n", "expected key=value"},
+           {"alltoallv 1 * 0 * multipair mpix_nope=2\n", "unknown key 'mpix_nope'"},
+           {"alltoallv 1 * 0 * multipair mpix_seed=2\n", "does not take mpix_seed"},
+           {"alltoallv 1 * 0 * multipair mpix_stride=0\n", "mpix_stride=0: must be >= 1"}}) {
+    write(bad.text);
+    harness::Info info{{"mpix_tuning_file", path}};
+    INFO(bad.text);
+    CHECK(run(info.info, &algorithm, &params) == MPIX_ERR_TUNING_FILE);
+    CHECK(message_has(path.c_str()));
+    CHECK(message_has(bad.says));
+    // Every read of a malformed file fails again (nothing half-read is kept).
+    CHECK(run(info.info, &algorithm, &params) == MPIX_ERR_TUNING_FILE);
+  }
+
+  write("# measured\n"
+        "alltoall  1 * 0 * pairwise\n"
+        "alltoallv 1 * 1000 * nonblocking   # large blocks\n"
+        "alltoallv 1 * 0 999 multipair mpix_stride=5\n");
+  std::string other = path + ".env";
+  {
+    harness::Info info{{"mpix_tuning_file", path}};
+    CHECK(run(info.info, &algorithm, &params) == MPIX_SUCCESS);
+    CHECK(algorithm == "multipair");
+    CHECK(params == "stride=5");
+    CHECK(all_ranks(ex.correct()));
+    // The info's own hint wins over the rule's.
+    info.set("mpix_stride", "2");
+    CHECK(run(info.info, &algorithm, &params) == MPIX_SUCCESS);
+    CHECK(params == "stride=2");
+    // An algorithm asked for wins over the file.
+    info.set("mpix_alltoallv_algorithm", "pairwise");
+    CHECK(run(info.info, &algorithm, &params) == MPIX_SUCCESS);
+    CHECK(algorithm == "pairwise");
+  }
+  // Through the environment too.
+  setenv("MPIX_TUNING_FILE", path.c_str(), 1);
+  CHECK(run(nullptr, &algorithm, &params) == MPIX_SUCCESS);
+  CHECK(algorithm == "multipair");
+  setenv("MPIX_TUNING_FILE", "/nonexistent/env.tuning", 1);
+  CHECK(run(nullptr, &algorithm, &params) == MPIX_ERR_TUNING_FILE);
+  CHECK(message_has("/nonexistent/env.tuning"));
+  unsetenv("MPIX_TUNING_FILE");
+  std::remove(path.c_str());
 }

@@ -2,11 +2,13 @@
 // traffic goes there, so it never meets the user's messages), the node layout and
 // the scratch pool of its plans.
 #pragma once
+#include <map>
 #include <set>
 #include <string>
 
 #include "../topology/locality.hpp"
 #include "scratch.hpp"
+#include "tuning.hpp"
 
 struct MPIX_Comm_s {
   MPI_Comm user_comm = MPI_COMM_NULL;
@@ -17,6 +19,7 @@ struct MPIX_Comm_s {
   unsigned long long plans_created = 0;
   unsigned long long tag_slots = 4096;  // (MPI_TAG_UB + 1) / 8, read at init
   int live_requests = 0;  // requests whose plans use the pool and the communicators
+  std::map<std::string, mpix::TuningTable> tuning_tables;  // by path, read once
   std::set<std::string> verbose_reported;  // operations whose choice MPIX_VERBOSE reported
 
   // Each plan gets 8 tags of its own, so that plans active at the same time on one

@@ -78,6 +78,7 @@ struct Hints {
   Params params;
   std::string params_text;           // every parameter the call may use, for the agreement
   bool check_args = false;
+  const TuningTable* tuning = nullptr;  // auto with a tuning file
 };
 
 // FNV-1a: the same 62-bit value for the same text on every rank.
@@ -116,6 +117,23 @@ int check_local(const DenseArgs& a, const MPIX_Info* info, MPIX_Comm_s* comm, Ex
   for (const Algorithm* algorithm : possible) {
     MPIX_TRY(resolve_params(info, algorithm->params, comm->size, &hints->params));
     hints->params_text += describe_params(algorithm->params, hints->params) + ";";
+  }
+  if (!hints->asked && lookup(info, "mpix_tuning_file", &value, &source)) {
+    MPIX_TRY(check_value(*find_key("mpix_tuning_file"), value, source));
+    auto cached = comm->tuning_tables.find(value);
+    if (cached == comm->tuning_tables.end()) {
+      TuningTable table;
+      MPIX_TRY(load_tuning_table(value, &table));
+      cached = comm->tuning_tables.emplace(value, std::move(table)).first;
+    }
+    hints->tuning = &cached->second;
+    hints->params_text += std::to_string(hints->tuning->content_hash) + ";";
+    for (const TuningRule& rule : hints->tuning->rules) {
+      if (rule.op != a.op) continue;
+      MPIX_Info_s merged = with_rule_hints(info, rule);
+      Params params;
+      MPIX_TRY(resolve_params(&merged, rule.algorithm->params, comm->size, &params));
+    }
   }
   if (lookup(info, "mpix_check_args", &value, &source)) {
     MPIX_TRY(check_value(*find_key("mpix_check_args"), value, source));
@@ -188,7 +206,15 @@ int plan_dense(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm,
 
   std::string reason = "asked for";
   const Algorithm* algorithm = hints.asked;
-  if (!algorithm) algorithm = select_dense(a.op, context, &reason);
+  const TuningRule* rule = hints.tuning ? hints.tuning->match(a.op, comm->size, context.exchange.max_block_bytes) : nullptr;
+  if (rule) {
+    algorithm = rule->algorithm;
+    reason = format("tuning file %s:%d", hints.tuning->path.c_str(), rule->line);
+    MPIX_Info_s merged = with_rule_hints(info, *rule);
+    MPIX_TRY(resolve_params(&merged, algorithm->params, comm->size, &context.params));
+  } else if (!algorithm) {
+    algorithm = select_dense(a.op, context, &reason);
+  }
   if (algorithm->inapplicable) {
     std::string why = algorithm->inapplicable(context);
     if (!why.empty())

@@ -1,0 +1,45 @@
+// Tuning files: measured selection rules that override the built-in choice of
+// `auto` (API.md precedence: info key, environment, tuning file, built-in model).
+//
+// Format: one rule per line, '#' starts a comment, fields separated by blanks:
+//   <op> <min_ranks> <max_ranks> <min_bytes> <max_bytes> <algorithm> [key=value ...]
+// op is alltoall or alltoallv; the ranges are inclusive, `*` is unbounded; bytes are
+// the largest block of the call; key=value are hints of the algorithm
+// (mpix_radix=4), used where the info and environment do not set them. The first
+// rule that matches the call wins; no match falls back to the built-in choice.
+#pragma once
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "registry.hpp"
+
+struct MPIX_Info_s;
+
+namespace mpix {
+
+struct TuningRule {
+  Op op;
+  long long min_ranks, max_ranks, min_bytes, max_bytes;
+  const Algorithm* algorithm;
+  std::vector<std::pair<std::string, std::string>> hints;
+  int line;
+};
+
+struct TuningTable {
+  std::string path;
+  std::vector<TuningRule> rules;
+  long long content_hash = 0;  // for the agreement between ranks
+
+  const TuningRule* match(Op op, int ranks, long long bytes) const;
+};
+
+// Reads and checks a tuning file; MPIX_ERR_TUNING_FILE naming the file, the line
+// and the problem when it is missing, unreadable or malformed.
+int load_tuning_table(const std::string& path, TuningTable* table);
+
+// A copy of `info` with the rule's hints added where neither the info nor the
+// environment sets them.
+MPIX_Info_s with_rule_hints(const MPIX_Info_s* info, const TuningRule& rule);
+
+}  // namespace mpix
