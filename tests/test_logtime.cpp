@@ -1,0 +1,362 @@
+// The log-time and hierarchical exchanges (paper 000, sections III and IV):
+// correctness for every radix and block_count on emulated nodes, and the plans'
+// counters (rounds, messages, bytes, metadata, scratch) against the formulas, so
+// that a linear algorithm under a log-time name cannot pass. Run at 1, 5, 8 and 16
+// ranks; at 16 ranks the nodes are emulated as 4 x 4, 2 x 8 and 3 x 5 + 1.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "core/request.hpp"
+#include "harness.hpp"
+
+using harness::DenseCase;
+using harness::Mode;
+using mpix::workload::Distribution;
+using Keys = std::vector<std::pair<const char*, std::string>>;
+
+namespace {
+
+struct CommGuard {
+  MPIX_Comm* comm = nullptr;
+  CommGuard() { MPIX_Comm_init(&comm, MPI_COMM_WORLD); }
+  ~CommGuard() { MPIX_Comm_free(&comm); }
+};
+
+void check(const DenseCase& c, MPIX_Comm* comm) {
+  std::string why;
+  bool ok = harness::run_dense_case(c, comm, &why);
+  INFO(c.describe() << (why.empty() ? "" : ": " + why));
+  CHECK(ok);
+}
+
+// ---- the formulas, written here independently of the library ----------------
+
+// Radix-r Bruck over p ranks (section III-A): rounds (x, z) with z r^x < p; a block
+// with relative index i travels once per non-zero digit of i; T needs a slot per
+// index with two or more non-zero digits, B = p - (K + 1) (section III-C); a round
+// where a block leaves T while another arrives for the same slot (three or more
+// non-zero digits) stages the arriving one.
+struct Bruck {
+  int rounds = 0;
+  long long hops = 0;  // sum over i of non-zero digits
+  int temp_blocks = 0;
+  int conflicts = 0;   // most such blocks in one round
+};
+
+Bruck bruck_formula(int p, int r) {
+  Bruck f;
+  auto digit = [&](int i, long long pw) { return (int)((i / pw) % r); };
+  for (long long pw = 1; pw < p; pw *= r) {
+    for (int z = 1; z < r && z * pw < p; ++z) {
+      ++f.rounds;
+      int conflicts = 0;
+      for (int i = 1; i < p; ++i)
+        if (digit(i, pw) == z && i % pw != 0 && i >= pw * r) ++conflicts;
+      f.conflicts = std::max(f.conflicts, conflicts);
+    }
+  }
+  for (int i = 1; i < p; ++i) {
+    int nonzero = 0;
+    for (long long pw = 1; pw <= i; pw *= r) nonzero += digit(i, pw) != 0;
+    f.hops += nonzero;
+    if (nonzero >= 2) ++f.temp_blocks;
+  }
+  return f;
+}
+
+struct Counters {
+  mpix::PlanStats init, run;
+  std::string algorithm;
+};
+
+// A persistent exchange of `block` bytes per block (alltoall) or of the uniform
+// distribution up to `block` bytes (alltoallv), started `starts` times; the counters
+// of init and of the last start.
+Counters measure(MPIX_Comm* comm, bool alltoall, const std::string& algorithm, const Keys& keys, int block,
+                 int starts = 1) {
+  const int size = harness::world_size(), rank = harness::world_rank();
+  std::vector<int> send_counts(size), recv_counts(size), sdispls(size), rdispls(size);
+  int send_total = 0, recv_total = 0;
+  for (int peer = 0; peer < size; ++peer) {
+    send_counts[peer] = alltoall ? block
+                                 : (int)mpix::workload::block_bytes(Distribution::uniform, block, rank, peer, size, 7);
+    recv_counts[peer] = alltoall ? block
+                                 : (int)mpix::workload::block_bytes(Distribution::uniform, block, peer, rank, size, 7);
+    sdispls[peer] = send_total;
+    rdispls[peer] = recv_total;
+    send_total += send_counts[peer];
+    recv_total += recv_counts[peer];
+  }
+  std::vector<char> send(send_total + 1, 1), recv(recv_total + 1, 0);
+  harness::Info info;
+  info.set(alltoall ? "mpix_alltoall_algorithm" : "mpix_alltoallv_algorithm", algorithm);
+  for (const auto& k : keys) info.set(k.first, k.second);
+  MPIX_Request* request = nullptr;
+  int rc = alltoall ? MPIX_Alltoall_init(send.data(), block, MPI_BYTE, recv.data(), block, MPI_BYTE, info.info,
+                                         comm, &request)
+                    : MPIX_Alltoallv_init(send.data(), send_counts.data(), sdispls.data(), MPI_BYTE, recv.data(),
+                                          recv_counts.data(), rdispls.data(), MPI_BYTE, info.info, comm, &request);
+  INFO(algorithm << ": " << MPIX_Last_error_message());
+  REQUIRE(rc == MPIX_SUCCESS);
+  for (int s = 0; s < starts; ++s) {
+    REQUIRE(MPIX_Start(request) == MPIX_SUCCESS);
+    REQUIRE(MPIX_Wait(request, MPI_STATUS_IGNORE) == MPIX_SUCCESS);
+  }
+  Counters c{request->plan->init_stats, request->plan->stats, request->algorithm};
+  MPIX_Request_free(&request);
+  return c;
+}
+
+// Node layouts to emulate: at 16 ranks the ones of the issue, elsewhere a few with
+// a smaller last node.
+std::vector<int> node_layouts() {
+  const int size = harness::world_size();
+  if (size == 16) return {4, 8, 5};
+  std::vector<int> ppns;
+  for (int ppn : {2, 3})
+    if (ppn < size) ppns.push_back(ppn);
+  return ppns;
+}
+
+const std::vector<std::string> kBlockCounts = {"1", "2", "unlimited"};
+const char* kHierarchical[] = {"tuna_hier_staggered", "tuna_hier_coalesced"};
+
+}  // namespace
+
+TEST_CASE("tuna and bruck: every radix from 2 to P equals MPI", "[logtime][radix]") {
+  CommGuard guard;
+  const int size = harness::world_size();
+  const auto& types = harness::type_cases();
+  for (int r = 2; r <= std::max(2, size); ++r) {
+    const Keys keys = {{"mpix_radix", std::to_string(r)}};
+    // A different datatype at each radix (holes and mixed types included).
+    const std::string type = types[r % types.size()].name;
+    check(DenseCase{false, Distribution::uniform, 160, type, Mode::blocking, false, 1, "tuna", keys}, guard.comm);
+    check(DenseCase{false, Distribution::powerlaw, 160, "int", Mode::persistent, false, 2, "tuna", keys}, guard.comm);
+    check(DenseCase{true, Distribution::constant, 48, type, Mode::blocking, false, 1, "bruck", keys}, guard.comm);
+    check(DenseCase{true, Distribution::constant, 24, "int", Mode::persistent, false, 2, "tuna", keys}, guard.comm);
+  }
+  // The edges at the smallest and the largest radix: in place with holes, nothing
+  // to send, ranks that send nothing.
+  for (int r : {2, std::max(2, size)}) {
+    const Keys keys = {{"mpix_radix", std::to_string(r)}};
+    check(DenseCase{false, Distribution::uniform, 96, "vector", Mode::persistent, true, 2, "tuna", keys}, guard.comm);
+    check(DenseCase{true, Distribution::constant, 96, "vector", Mode::blocking, true, 1, "bruck", keys}, guard.comm);
+    check(DenseCase{false, Distribution::constant, 0, "int", Mode::blocking, false, 1, "tuna", keys}, guard.comm);
+    check(DenseCase{false, Distribution::fft_n1, 0, "double", Mode::blocking, false, 1, "tuna", keys}, guard.comm);
+  }
+}
+
+TEST_CASE("hierarchical TuNA: radix 2..Q, block_count 1, 2, unlimited, on emulated nodes",
+          "[logtime][hierarchical]") {
+  CommGuard guard;
+  for (int ppn : node_layouts()) {
+    REQUIRE(MPIX_Comm_update_locality(guard.comm, ppn) == MPIX_SUCCESS);
+    int nodes = 0;
+    MPIX_Comm_locality(guard.comm, &nodes, nullptr, nullptr, nullptr);
+    INFO("ppn=" << ppn << " nodes=" << nodes);
+    for (const char* algorithm : kHierarchical) {
+      for (const std::string& bc : kBlockCounts) {
+        for (int r = 2; r <= std::max(2, ppn); ++r) {
+          const Keys keys = {{"mpix_radix", std::to_string(r)}, {"mpix_block_count", bc}};
+          check(DenseCase{false, Distribution::uniform, 120, "int", Mode::blocking, false, 1, algorithm, keys},
+                guard.comm);
+        }
+        const Keys keys = {{"mpix_block_count", bc}};
+        check(DenseCase{false, Distribution::normal, 200, "vector", Mode::persistent, false, 2, algorithm, keys},
+              guard.comm);
+        check(DenseCase{true, Distribution::constant, 36, "mixed", Mode::blocking, false, 1, algorithm, keys},
+              guard.comm);
+      }
+      check(DenseCase{false, Distribution::fft_n1, 0, "double", Mode::blocking, true, 1, algorithm, {}}, guard.comm);
+    }
+    check(DenseCase{false, Distribution::powerlaw, 300, "vector", Mode::persistent, false, 2, "node_aware", {}},
+          guard.comm);
+    check(DenseCase{true, Distribution::constant, 40, "int", Mode::blocking, true, 1, "node_aware", {}}, guard.comm);
+  }
+}
+
+TEST_CASE("tuna and bruck counters follow the formulas", "[logtime][counters]") {
+  CommGuard guard;
+  const int size = harness::world_size();
+  const int block = 64;
+  for (int r = 2; r <= std::max(2, size); ++r) {
+    const Bruck f = bruck_formula(size, r);
+    const Keys keys = {{"mpix_radix", std::to_string(r)}};
+    INFO("P=" << size << " radix=" << r);
+    for (const char* algorithm : {"tuna", "bruck"}) {
+      INFO(algorithm);
+      Counters c = measure(guard.comm, true, algorithm, keys, block, 2);
+      CHECK(c.run.rounds == f.rounds);
+      CHECK(c.run.messages == f.rounds);
+      CHECK(c.run.payload_bytes == f.hops * block);
+      CHECK(c.run.metadata_messages == 0);
+      CHECK(c.run.metadata_bytes == 0);
+      // TuNA's metadata: one message per round, at init only; Bruck has none.
+      CHECK(c.init.metadata_messages == (std::string(algorithm) == "tuna" ? f.rounds : 0));
+      // T: B = P - (K + 1) blocks of M, plus the blocks staged in a round where
+      // their slot is still being sent; nothing at r >= P - 1.
+      CHECK(f.temp_blocks == size - (f.rounds + 1));
+      CHECK(c.run.scratch_bytes == (std::size_t)(f.temp_blocks + f.conflicts) * block);
+      if (r >= size - 1) CHECK(c.run.scratch_bytes == 0);
+      // Two digits or fewer (r >= sqrt(P)): exactly the bound of section III-C.
+      if ((long long)r * r >= size) CHECK(c.run.scratch_bytes == (std::size_t)f.temp_blocks * block);
+    }
+  }
+  if (size == 16) {
+    // The issue's numbers: TuNA at P = 16 takes 4, 6 and 15 rounds at radix 2, 4, 16.
+    for (auto expect : {std::make_pair(2, 4), std::make_pair(4, 6), std::make_pair(16, 15)}) {
+      Counters c = measure(guard.comm, false, "tuna", {{"mpix_radix", std::to_string(expect.first)}}, 100);
+      INFO("radix " << expect.first);
+      CHECK(c.run.rounds == expect.second);
+      CHECK(c.init.metadata_messages == expect.second);
+    }
+    CHECK(bruck_formula(16, 2).temp_blocks == 11);
+    CHECK(bruck_formula(16, 4).temp_blocks == 9);
+    CHECK(bruck_formula(16, 16).temp_blocks == 0);
+  }
+  // Non-uniform blocks: T is sized by the largest block anywhere, M.
+  for (int r : {2, std::max(2, size)}) {
+    const Bruck f = bruck_formula(size, r);
+    Counters c = measure(guard.comm, false, "tuna", {{"mpix_radix", std::to_string(r)}}, 200);
+    long long m = 0;
+    for (int peer = 0; peer < size; ++peer)
+      for (int other = 0; other < size; ++other)
+        m = std::max(m, mpix::workload::block_bytes(Distribution::uniform, 200, peer, other, size, 7));
+    INFO("alltoallv radix " << r << " M=" << m);
+    CHECK(c.run.scratch_bytes >= (std::size_t)(f.temp_blocks * m));
+    CHECK(c.run.scratch_bytes <= (std::size_t)((f.temp_blocks + f.conflicts) * m));
+    CHECK(c.run.rounds <= f.rounds);
+    // Against the plain two-phase Bruck (ref. [10]), which holds P blocks of M.
+    if (size > 1) CHECK(c.run.scratch_bytes < (std::size_t)(size * m));
+  }
+}
+
+TEST_CASE("hierarchical counters: intra-node TuNA rounds, then Q(N-1) or N-1 inter-node rounds",
+          "[logtime][counters][hierarchical]") {
+  CommGuard guard;
+  const int size = harness::world_size();
+  const int block = 32;
+  for (int ppn : node_layouts()) {
+    if (size % ppn != 0) continue;  // the formulas below are for equal nodes
+    REQUIRE(MPIX_Comm_update_locality(guard.comm, ppn) == MPIX_SUCCESS);
+    const int q = ppn, n = size / ppn;
+    for (int r : {2, q}) {
+      const Bruck f = bruck_formula(q, r);
+      for (const std::string& bc : kBlockCounts) {
+        const long long per_batch = bc == "unlimited" ? INT_MAX : std::stoll(bc);
+        for (const char* algorithm : kHierarchical) {
+          const bool coalesced = std::string(algorithm) == "tuna_hier_coalesced";
+          const long long inter_messages = coalesced ? n - 1 : (long long)q * (n - 1);
+          const long long inter_rounds = (inter_messages + per_batch - 1) / per_batch;
+          Counters c = measure(guard.comm, true, algorithm,
+                               {{"mpix_radix", std::to_string(r)}, {"mpix_block_count", bc}}, block, 2);
+          INFO(algorithm << " ppn=" << ppn << " radix=" << r << " block_count=" << bc);
+          CHECK(c.run.rounds == f.rounds + inter_rounds);
+          CHECK(c.run.messages == f.rounds + inter_messages);
+          // Intra-node: N pieces per block per hop; inter-node: Q(N-1) blocks.
+          CHECK(c.run.payload_bytes == (long long)block * (n * f.hops + (long long)q * (n - 1)));
+          CHECK(c.init.metadata_messages == f.rounds);
+          CHECK(c.run.metadata_messages == 0);
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("persistent TuNA exchanges its metadata once, at init", "[logtime][persistent]") {
+  CommGuard guard;
+  const int size = harness::world_size();
+  for (int r : {2, std::max(2, size)}) {
+    Counters c = measure(guard.comm, false, "tuna", {{"mpix_radix", std::to_string(r)}}, 300, 3);
+    INFO("radix " << r);
+    CHECK(c.init.metadata_messages == bruck_formula(size, r).rounds);
+    CHECK(c.run.metadata_messages == 0);
+    CHECK(c.run.metadata_bytes == 0);
+    CHECK((c.run.payload_bytes > 0) == (size > 1));
+  }
+  for (int ppn : node_layouts()) {
+    REQUIRE(MPIX_Comm_update_locality(guard.comm, ppn) == MPIX_SUCCESS);
+    int nodes = 0, local_size = 0;
+    MPIX_Comm_locality(guard.comm, &nodes, nullptr, &local_size, nullptr);
+    for (const char* algorithm : {"tuna_hier_staggered", "tuna_hier_coalesced", "node_aware"}) {
+      Counters c = measure(guard.comm, false, algorithm, {{"mpix_radix", "2"}}, 300, 2);
+      INFO(algorithm << " ppn=" << ppn);
+      // Intra-node TuNA: one metadata message per round; node-aware: one per other
+      // node, along the aggregation routes.
+      const bool hierarchical = std::string(algorithm) != "node_aware";
+      // (The node-local exchange of node_aware may add its own, at init too.)
+      if (hierarchical)
+        CHECK(c.init.metadata_messages == bruck_formula(local_size, 2).rounds);
+      else
+        CHECK(c.init.metadata_messages >= nodes - 1);
+      CHECK(c.run.metadata_messages == 0);
+    }
+  }
+}
+
+TEST_CASE("bad radix and block_count fail with MPIX_ERR_INFO_VALUE and a message", "[logtime][errors]") {
+  CommGuard guard;
+  const int size = harness::world_size();
+  MPIX_Info* info = nullptr;
+  REQUIRE(MPIX_Info_init(&info) == MPIX_SUCCESS);
+  for (const char* bad : {"1", "0", "-3", "abc", "4x", ""}) {
+    INFO("mpix_radix=" << bad);
+    CHECK(MPIX_Info_set(info, "mpix_radix", bad) == MPIX_ERR_INFO_VALUE);
+    CHECK(std::strstr(MPIX_Last_error_message(), "mpix_radix") != nullptr);
+  }
+  for (const char* bad : {"0", "-1", "many", "2.5"}) {
+    INFO("mpix_block_count=" << bad);
+    CHECK(MPIX_Info_set(info, "mpix_block_count", bad) == MPIX_ERR_INFO_VALUE);
+    CHECK(std::strstr(MPIX_Last_error_message(), "mpix_block_count") != nullptr);
+  }
+  MPIX_Info_free(&info);
+
+  std::vector<int> data(size, 1), out(size, 0);
+  auto call = [&](const char* algorithm, const Keys& keys) {
+    harness::Info i;
+    i.set("mpix_alltoall_algorithm", algorithm);
+    for (const auto& k : keys) i.set(k.first, k.second);
+    return MPIX_Alltoall(data.data(), 1, MPI_INT, out.data(), 1, MPI_INT, i.info, guard.comm);
+  };
+  // Larger than P: the call fails, on every rank.
+  const std::string too_large = std::to_string(std::max(2, size) + 1);
+  for (const char* algorithm : {"tuna", "bruck", "tuna_hier_coalesced"}) {
+    INFO(algorithm);
+    CHECK(call(algorithm, {{"mpix_radix", too_large}}) == MPIX_ERR_INFO_VALUE);
+    CHECK(std::strstr(MPIX_Last_error_message(), "mpix_radix") != nullptr);
+  }
+  // From the environment: not a number, too small, a bad block_count.
+  for (const char* bad : {"abc", "1"}) {
+    setenv("MPIX_RADIX", bad, 1);
+    CHECK(call("tuna", {}) == MPIX_ERR_INFO_VALUE);
+    CHECK(std::strstr(MPIX_Last_error_message(), "MPIX_RADIX") != nullptr);
+    unsetenv("MPIX_RADIX");
+  }
+  setenv("MPIX_BLOCK_COUNT", "0", 1);
+  CHECK(call("tuna_hier_staggered", {}) == MPIX_ERR_INFO_VALUE);
+  CHECK(std::strstr(MPIX_Last_error_message(), "MPIX_BLOCK_COUNT") != nullptr);
+  unsetenv("MPIX_BLOCK_COUNT");
+  // Hierarchical TuNA: the radix is the intra-node radix, 2..Q.
+  if (size >= 3) {
+    REQUIRE(MPIX_Comm_update_locality(guard.comm, 2) == MPIX_SUCCESS);
+    for (const char* algorithm : kHierarchical) {
+      INFO(algorithm);
+      CHECK(call(algorithm, {{"mpix_radix", "3"}}) == MPIX_ERR_INFO_VALUE);
+      const std::string message = MPIX_Last_error_message();
+      INFO(message);
+      CHECK(message.find("mpix_radix=3") != std::string::npos);
+      CHECK(message.find("Q=2") != std::string::npos);
+      CHECK(call(algorithm, {{"mpix_radix", "2"}}) == MPIX_SUCCESS);
+    }
+  }
+  // The communicator is still usable.
+  CHECK(call("tuna", {{"mpix_radix", "2"}}) == MPIX_SUCCESS);
+  for (int peer = 0; peer < size; ++peer) CHECK(out[peer] == 1);
+}
