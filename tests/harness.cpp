@@ -179,7 +179,7 @@ bool run_dense_case(const DenseCase& c, MPIX_Comm* comm, std::string* why) {
     if (rc != MPIX_SUCCESS) problem(std::string("init: ") + MPIX_Error_string(rc) + ": " + MPIX_Last_error_message());
   }
   // A failed init leaves nothing to run; the ranks agree on that before going on.
-  bool runnable = all_ranks(c.mode == Mode::blocking || request != nullptr);
+  bool runnable = c.mode == Mode::blocking || all_ranks(request != nullptr);
   int starts = c.mode == Mode::blocking ? 1 : c.starts;
   for (int start = 0; runnable && start < starts; ++start) {
     fill(send.storage, rank, start);
