@@ -10,6 +10,30 @@
 #include "scratch.hpp"
 #include "tuning.hpp"
 
+namespace mpix {
+
+// Counters of this rank's part in the last SDDE call on a communicator
+// (MPIX_Alltoall(v)_crs), read by the tests and mpix-bench.
+struct SddeStats {
+  std::string algorithm;              // the one that ran (after auto)
+  long long messages = 0;             // point-to-point messages or RMA puts to other ranks
+  long long bytes = 0;                // their bytes (payload and record headers)
+  long long inter_node_messages = 0;  // of those, to ranks on other nodes
+  long long inter_node_bytes = 0;
+  int collectives = 0;                // reductions, barriers and fences (not the agreement)
+};
+
+// The window of the rma SDDE algorithm, kept between calls (its creation is
+// collective and costly) and freed with the communicator.
+struct SddeWindow {
+  MPI_Win win = MPI_WIN_NULL;
+  char* base = nullptr;
+  MPI_Aint bytes = 0;
+  unsigned long long epoch = 0;  // calls that used this window; marks arrivals
+};
+
+}  // namespace mpix
+
 struct MPIX_Comm_s {
   MPI_Comm user_comm = MPI_COMM_NULL;
   MPI_Comm lib_comm = MPI_COMM_NULL;
@@ -21,6 +45,8 @@ struct MPIX_Comm_s {
   int live_requests = 0;  // requests whose plans use the pool and the communicators
   std::map<std::string, mpix::TuningTable> tuning_tables;  // by path, read once
   std::set<std::string> verbose_reported;  // operations whose choice MPIX_VERBOSE reported
+  mpix::SddeStats sdde_stats;    // of the last SDDE call
+  mpix::SddeWindow sdde_window;  // of the rma SDDE algorithm
 
   // Each plan gets 8 tags of its own, so that plans active at the same time on one
   // communicator never match each other's messages. Plans are created collectively

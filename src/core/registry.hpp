@@ -46,13 +46,19 @@ using Factory = int (*)(const PlanContext& context, std::unique_ptr<Plan>* plan)
 // Empty if the algorithm applies to the call, else why not.
 using Applicability = std::string (*)(const PlanContext& context);
 
+// SDDE algorithms (MPIX_Alltoall(v)_crs) are one-shot: no plan, one run per call
+// (src/sdde/sdde.hpp describes the context).
+struct SddeContext;
+using SddeRun = int (*)(SddeContext& context);
+
 struct Algorithm {
   const char* name;
   unsigned ops;  // bitwise or of Op
   std::vector<Param> params;
-  Factory create;
+  Factory create;  // dense algorithms; nullptr for SDDE ones
   Applicability inapplicable;  // nullptr: applies everywhere
   const char* summary;
+  SddeRun sdde = nullptr;  // SDDE algorithms (ops kAlltoallCrs/kAlltoallvCrs only)
 };
 
 const std::vector<Algorithm>& algorithms();
