@@ -27,4 +27,13 @@ int create_tuna_hier_coalesced(const PlanContext&, std::unique_ptr<Plan>*);
 // src/alltoallv/node_aware.cpp
 int create_node_aware(const PlanContext&, std::unique_ptr<Plan>*);
 
+// SDDE (MPIX_Alltoall(v)_crs): src/sdde/direct.cpp
+int run_sdde_personalized(SddeContext&);
+int run_sdde_nonblocking(SddeContext&);
+// src/sdde/rma.cpp
+int run_sdde_rma(SddeContext&);
+// src/sdde/locality.cpp
+int run_sdde_personalized_loc(SddeContext&);
+int run_sdde_nonblocking_loc(SddeContext&);
+
 }  // namespace mpix

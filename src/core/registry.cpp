@@ -54,6 +54,22 @@ const std::vector<Algorithm>& algorithms() {
        "TuNA inside each node, then scattered between nodes Q blocks per message, N-1 rounds (paper 000 alg. 3)"},
       {"node_aware", kAlltoall | kAlltoallv, {}, create_node_aware, nullptr,
        "one message per destination node to the same local rank there, then a node-local alltoallv"},
+      // Sparse dynamic data exchange (src/sdde): one-shot, no plan (create is nullptr).
+      {"personalized", kAlltoallCrs | kAlltoallvCrs, {}, nullptr, nullptr,
+       "sends, a reduce-scatter of per-destination counts, then matched probes (paper 001 alg. 1)",
+       run_sdde_personalized},
+      {"nonblocking", kAlltoallCrs | kAlltoallvCrs, {}, nullptr, nullptr,
+       "NBX: synchronous sends, probes, MPI_Ibarrier once the own sends completed (paper 001 alg. 2)",
+       run_sdde_nonblocking},
+      {"rma", kAlltoallCrs, {}, nullptr, nullptr,
+       "puts into a slot per source of a window cached on the comm, fences, arrival marks (paper 001 alg. 3)",
+       run_sdde_rma},
+      {"personalized_loc", kAlltoallCrs | kAlltoallvCrs, {}, nullptr, nullptr,
+       "one aggregate per destination node (personalized), then redistribution in the node (paper 001 alg. 4)",
+       run_sdde_personalized_loc},
+      {"nonblocking_loc", kAlltoallCrs | kAlltoallvCrs, {}, nullptr, nullptr,
+       "one aggregate per destination node (NBX), then redistribution in the node (paper 001 alg. 5)",
+       run_sdde_nonblocking_loc},
   };
   return list;
 }

@@ -1,16 +1,310 @@
-// MPIX_Alltoall_crs / MPIX_Alltoallv_crs: not implemented yet (issue 4). The entry
-// points exist so that programs written against API.md link; they fail cleanly.
+// MPIX_Alltoall_crs and MPIX_Alltoallv_crs: argument checks, the one agreement
+// between ranks, the choice of algorithm, and the outputs. The algorithms are in
+// direct.cpp, rma.cpp and locality.cpp (see sdde.hpp).
+#include <algorithm>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+#include "../core/algorithms.hpp"
 #include "../core/error.hpp"
+#include "../core/info.hpp"
+#include "sdde.hpp"
+
+namespace mpix {
+namespace {
+
+struct SddeArgs {
+  const char* name;
+  Op op;
+  int send_nnz;
+  int send_size;  // alltoallv_crs
+  const int* dest;
+  int sendcount;  // alltoall_crs
+  const int* sendcounts;
+  const int* sdispls;
+  MPI_Datatype sendtype;
+  const void* sendvals;
+  int* recv_nnz;
+  int* recv_size;  // alltoallv_crs
+  int** src;
+  int recvcount;  // alltoall_crs
+  int** recvcounts;
+  int** rdispls;
+  MPI_Datatype recvtype;
+  void** recvvals;
+};
+
+// What one rank knows of the call's shape, for the agreement and the choice.
+struct Shape {
+  long long messages = 0;         // send_nnz
+  long long remote_messages = 0;  // to ranks on other nodes
+  long long remote_nodes = 0;     // distinct other nodes sent to: inter-node messages once aggregated
+  long long largest_aggregate = 0;  // bytes of the largest phase-1 aggregate of the *_loc algorithms
+};
+
+int check_outputs(const SddeArgs& a) {
+  if (!a.recv_nnz) return fail(MPIX_ERR_ARG, format("%s: recv_nnz is NULL", a.name));
+  if (!a.src) return fail(MPIX_ERR_ARG, format("%s: src is NULL", a.name));
+  if (!a.recvvals) return fail(MPIX_ERR_ARG, format("%s: recvvals is NULL", a.name));
+  if (a.op == kAlltoallvCrs) {
+    if (!a.recv_size) return fail(MPIX_ERR_ARG, format("%s: recv_size is NULL", a.name));
+    if (!a.recvcounts) return fail(MPIX_ERR_ARG, format("%s: recvcounts is NULL", a.name));
+    if (!a.rdispls) return fail(MPIX_ERR_ARG, format("%s: rdispls is NULL", a.name));
+  }
+  return MPIX_SUCCESS;
+}
+
+// Local checks; fills `call`, `shape` and the algorithm asked for. Everything that
+// can fail on one rank alone is checked here, before the agreement.
+int check_local(const SddeArgs& a, const MPIX_Info* info, MPIX_Comm_s* comm, SddeCall* call, Shape* shape,
+                const Algorithm** asked) {
+  call->name = a.name;
+  call->op = a.op;
+  call->size = comm->size;
+  call->rank = comm->rank;
+  MPIX_TRY(check_outputs(a));
+  // The inputs recv_nnz / recv_size: >= 0 known, negative unknown (the API says -1).
+  call->known_nnz = *a.recv_nnz >= 0 ? *a.recv_nnz : -1;
+  if (a.op == kAlltoallvCrs) call->known_size = *a.recv_size >= 0 ? *a.recv_size : -1;
+  *a.src = nullptr;
+  *a.recvvals = nullptr;
+  if (a.op == kAlltoallvCrs) {
+    *a.recvcounts = nullptr;
+    *a.rdispls = nullptr;
+  }
+
+  const int n = a.send_nnz;
+  if (n < 0) return fail(MPIX_ERR_ARG, format("%s: send_nnz=%d: must be >= 0", a.name, n));
+  if (n > 0 && !a.dest) return fail(MPIX_ERR_ARG, format("%s: dest is NULL but send_nnz=%d", a.name, n));
+  MPIX_TRY(describe_type(a.sendtype, "sendtype", &call->send_layout));
+  MPIX_TRY(describe_type(a.recvtype, "recvtype", &call->recv_layout));
+  const TypeLayout& rl = call->recv_layout;
+  if (rl.size <= 0)
+    return fail(MPIX_ERR_ARG, format("%s: recvtype has size 0: received counts cannot be told", a.name));
+  // The library allocates recvvals: element k of it is at k * extent, and the
+  // buffer starts at element 0's first byte.
+  if (rl.true_lb < 0 || rl.true_extent > rl.extent)
+    return fail(MPIX_ERR_UNSUPPORTED,
+                format("%s: recvtype has a negative true lower bound or elements that overlap (true extent "
+                       "%lld > extent %lld); the library cannot lay out recvvals for it",
+                       a.name, (long long)rl.true_extent, (long long)rl.extent));
+
+  if (a.op == kAlltoallCrs) {
+    if (a.sendcount < 0) return fail(MPIX_ERR_ARG, format("%s: sendcount=%d: must be >= 0", a.name, a.sendcount));
+    if (a.recvcount < 0) return fail(MPIX_ERR_ARG, format("%s: recvcount=%d: must be >= 0", a.name, a.recvcount));
+    call->recvcount = a.recvcount;
+    if (n > 0 && (long long)a.sendcount * call->send_layout.size != (long long)a.recvcount * rl.size)
+      return fail(MPIX_ERR_ARG, format("%s: sendcount=%d elements of sendtype (%lld bytes) differ from "
+                                       "recvcount=%d elements of recvtype (%lld bytes)",
+                                       a.name, a.sendcount, (long long)a.sendcount * call->send_layout.size,
+                                       a.recvcount, (long long)a.recvcount * rl.size));
+  } else {
+    if (a.send_size < 0) return fail(MPIX_ERR_ARG, format("%s: send_size=%d: must be >= 0", a.name, a.send_size));
+    if (n > 0 && !a.sendcounts) return fail(MPIX_ERR_ARG, format("%s: sendcounts is NULL but send_nnz=%d", a.name, n));
+    if (n > 0 && !a.sdispls) return fail(MPIX_ERR_ARG, format("%s: sdispls is NULL but send_nnz=%d", a.name, n));
+  }
+
+  call->sends.resize((std::size_t)n);
+  long long send_bytes = 0;
+  for (int i = 0; i < n; ++i) {
+    SddeMessage& m = call->sends[i];
+    m.dest = a.dest[i];
+    if (m.dest < 0 || m.dest >= comm->size)
+      return fail(MPIX_ERR_ARG, format("%s: dest[%d]=%d: must be 0..%d", a.name, i, m.dest, comm->size - 1));
+    long long displ = 0;
+    if (a.op == kAlltoallCrs) {
+      m.count = a.sendcount;
+      displ = (long long)i * a.sendcount;
+    } else {
+      m.count = a.sendcounts[i];
+      displ = a.sdispls[i];
+      if (m.count < 0)
+        return fail(MPIX_ERR_ARG, format("%s: sendcounts[%d]=%d: must be >= 0", a.name, i, m.count));
+      if (displ < 0 || displ + m.count > a.send_size)
+        return fail(MPIX_ERR_ARG, format("%s: message %d (sdispls[%d]=%lld, sendcounts[%d]=%d) lies outside "
+                                         "the send_size=%d elements of sendvals",
+                                         a.name, i, i, displ, i, m.count, a.send_size));
+    }
+    m.buf = static_cast<const char*>(a.sendvals) + displ * call->send_layout.extent;
+    send_bytes += call->send_bytes(m);
+  }
+  if (!a.sendvals && send_bytes > 0)
+    return fail(MPIX_ERR_ARG, format("%s: sendvals is NULL but %lld bytes are to be sent", a.name, send_bytes));
+  // A destination listed twice would be two messages from one source.
+  std::vector<int> sorted(a.dest, a.dest + n);
+  std::sort(sorted.begin(), sorted.end());
+  auto twice = std::adjacent_find(sorted.begin(), sorted.end());
+  if (twice != sorted.end())
+    return fail(MPIX_ERR_ARG, format("%s: dest lists rank %d twice; a destination is listed at most once",
+                                     a.name, *twice));
+
+  // The shape, for the choice and the *_loc algorithms.
+  const Locality& loc = comm->locality;
+  std::vector<long long> aggregate(loc.num_nodes(), 0);
+  for (const SddeMessage& m : call->sends) {
+    const int node = loc.node_of(m.dest);
+    if (node == loc.node()) continue;
+    ++shape->remote_messages;
+    if (aggregate[node] == 0) ++shape->remote_nodes;
+    aggregate[node] += 16 + ((call->send_bytes(m) + 7) / 8) * 8;  // a record (locality.cpp)
+  }
+  shape->messages = n;
+  for (long long bytes : aggregate) shape->largest_aggregate = std::max(shape->largest_aggregate, bytes);
+
+  const char* key = a.op == kAlltoallCrs ? "mpix_alltoall_crs_algorithm" : "mpix_alltoallv_crs_algorithm";
+  std::string value = "auto", source;
+  if (lookup(info, key, &value, &source)) MPIX_TRY(check_value(*find_key(key), value, source));
+  *asked = value == "auto" ? nullptr : find_algorithm(value, a.op);
+  return MPIX_SUCCESS;
+}
+
+// The `auto` choice, from what every rank agrees on (API.md: message count, P,
+// nodes). A documented rule from paper 001's results (docs/sdde.md); the selection
+// issue replaces it with a cost model.
+//
+// - Aggregate (the *_loc algorithms) when there are several nodes and aggregation
+//   at least halves the inter-node messages of the busiest rank (the paper's
+//   speedups come from cutting inter-node message counts; with few messages per
+//   node pair it only adds a hop and a copy).
+// - Personalized when the messages are dense: the busiest rank sends to at least a
+//   quarter of its possible peers (ranks, or nodes once aggregated); the reduction
+//   is then cheap next to the messages, and the paper finds personalized ahead for
+//   large message counts. Otherwise NBX, which avoids the reduction (the paper:
+//   few messages among many ranks).
+// - rma is never chosen: the paper finds it ahead only at very large scale, and it
+//   costs a window of P slots per rank.
+const Algorithm* select_sdde(Op op, int size, int nodes, long long max_messages, long long max_remote,
+                             long long max_remote_nodes, std::string* reason) {
+  const char* name = nullptr;
+  if (nodes > 1 && max_remote >= 2 && max_remote >= 2 * max_remote_nodes) {
+    const bool dense = 4 * max_remote_nodes >= nodes;
+    name = dense ? "personalized_loc" : "nonblocking_loc";
+    *reason = format("%d nodes; aggregation cuts the busiest rank's inter-node messages from %lld to <= %lld; "
+                     "%s (<= %lld of %d other nodes per rank)", nodes, max_remote, max_remote_nodes,
+                     dense ? "dense between nodes: reduction" : "sparse between nodes: NBX", max_remote_nodes,
+                     nodes - 1);
+  } else {
+    const bool dense = 4 * max_messages >= size;
+    name = dense ? "personalized" : "nonblocking";
+    *reason = format("up to %lld messages per rank of P=%d: %s", max_messages, size,
+                     dense ? "dense (>= P/4): reduction" : "sparse (< P/4): NBX");
+  }
+  return find_algorithm(name, op);
+}
+
+void report(MPIX_Comm_s* comm, Op op, const std::string& algorithm, const std::string& reason) {
+  const char* verbose = std::getenv("MPIX_VERBOSE");
+  if (comm->rank != 0 || !verbose || std::strcmp(verbose, "1") != 0) return;
+  if (!comm->verbose_reported.insert(op_name(op)).second) return;
+  std::fprintf(stderr, "[mpix] %s on %d ranks (%d nodes): %s (%s)\n", op_name(op), comm->size,
+               comm->locality.num_nodes(), algorithm.c_str(), reason.c_str());
+}
+
+int run(const SddeArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm) {
+  if (!comm) return fail(MPIX_ERR_ARG, format("%s: comm is NULL", a.name));
+  SddeCall call;
+  Shape shape;
+  const Algorithm* asked = nullptr;
+  int local_rc = check_local(a, info, comm, &call, &shape, &asked);
+  std::string local_message = MPIX_Last_error_message();
+
+  // One agreement, before any message: whether any rank failed its checks (so that
+  // no rank waits for a rank that returned), the algorithm asked for, whether every
+  // rank passed recv_nnz (only then may discovery be skipped: the reduction and the
+  // barrier are collective), the shape for the choice, and, for alltoall_crs, the
+  // message size (rma lays out its window by it). Pairs (x, -x) under MPI_MAX give
+  // the maximum and the minimum at once.
+  const long long index = asked ? (long long)(asked - algorithms().data()) : -1;
+  const long long message_bytes =
+      a.op == kAlltoallCrs && local_rc == MPIX_SUCCESS ? (long long)a.recvcount * call.recv_layout.size : 0;
+  const long long known = call.known_nnz >= 0 ? 1 : 0;
+  long long mine[10] = {local_rc != MPIX_SUCCESS, index, -index, -known,
+                        shape.messages, shape.remote_messages, shape.remote_nodes, shape.largest_aggregate,
+                        message_bytes, -message_bytes};
+  long long all[10];
+  MPIX_CHECK_MPI(MPI_Allreduce(mine, all, 10, MPI_LONG_LONG, MPI_MAX, comm->lib_comm));
+  if (local_rc != MPIX_SUCCESS) return fail(local_rc, local_message);
+  if (all[0]) return fail(MPIX_ERR_ARG, format("%s: another rank rejected its arguments", a.name));
+  if (all[1] != -all[2])
+    return fail(MPIX_ERR_ARG, format("%s: ranks asked for different algorithms (info or environment differ)", a.name));
+  call.all_know_nnz = all[3] == -1;
+  call.message_bytes = all[8] == -all[9] ? all[8] : -1;
+
+  std::string reason = "asked for";
+  const Algorithm* algorithm = asked;
+  if (!algorithm)
+    algorithm = select_sdde(a.op, comm->size, comm->locality.num_nodes(), all[4], all[5], all[6], &reason);
+  const std::string name = algorithm->name;
+  if (name == "rma" && call.message_bytes < 0)
+    return fail(MPIX_ERR_ARG, format("%s: algorithm rma: ranks give different message sizes (recvcount x size "
+                                     "of recvtype, %lld to %lld bytes)", a.name, -all[9], all[8]));
+  if (name == "rma" && call.message_bytes > INT_MAX)
+    return fail(MPIX_ERR_UNSUPPORTED, format("%s: algorithm rma: messages of %lld bytes; at most 2^31-1",
+                                             a.name, call.message_bytes));
+  if (name.size() > 4 && name.compare(name.size() - 4, 4, "_loc") == 0 && all[7] > INT_MAX)
+    return fail(MPIX_ERR_UNSUPPORTED, format("%s: algorithm %s: an aggregate of %lld bytes; at most 2^31-1",
+                                             a.name, algorithm->name, all[7]));
+
+  SddeContext context;
+  context.comm = comm;
+  context.mpi_comm = comm->lib_comm;
+  context.tag = comm->next_plan_tag();
+  context.call = &call;
+  Inbox inbox(call, comm->lib_comm);
+  context.inbox = &inbox;
+  comm->sdde_stats = SddeStats();
+  comm->sdde_stats.algorithm = name;
+  context.stats = &comm->sdde_stats;
+  report(comm, a.op, name, reason);
+
+  MPIX_TRY(algorithm->sdde(context));
+  SddeResult result;
+  MPIX_TRY(inbox.finish(&result));
+  *a.recv_nnz = result.nnz;
+  *a.src = result.src;
+  *a.recvvals = result.vals;
+  result.src = nullptr;
+  result.vals = nullptr;
+  if (a.op == kAlltoallvCrs) {
+    *a.recv_size = (int)result.size;
+    *a.recvcounts = result.counts;
+    *a.rdispls = result.displs;
+    result.counts = nullptr;
+    result.displs = nullptr;
+  }
+  return MPIX_SUCCESS;
+}
+
+template <class F>
+int guarded(const char* name, F&& body) {
+  try {
+    return body();
+  } catch (const std::bad_alloc&) {
+    return fail(MPIX_ERR_NO_MEM, format("%s: out of memory", name));
+  }
+}
+
+}  // namespace
+}  // namespace mpix
 
 using namespace mpix;
 
-extern "C" int MPIX_Alltoall_crs(int, const int*, int, MPI_Datatype, const void*, int*, int**, int,
-                                 MPI_Datatype, void**, MPIX_Info*, MPIX_Comm*) {
-  return fail(MPIX_ERR_UNSUPPORTED, "MPIX_Alltoall_crs: sparse dynamic data exchange is not implemented yet");
+extern "C" int MPIX_Alltoall_crs(int send_nnz, const int* dest, int sendcount, MPI_Datatype sendtype,
+                                 const void* sendvals, int* recv_nnz, int** src, int recvcount,
+                                 MPI_Datatype recvtype, void** recvvals, MPIX_Info* info, MPIX_Comm* comm) {
+  SddeArgs a{"MPIX_Alltoall_crs", kAlltoallCrs, send_nnz, 0, dest, sendcount, nullptr, nullptr, sendtype,
+             sendvals, recv_nnz, nullptr, src, recvcount, nullptr, nullptr, recvtype, recvvals};
+  return guarded(a.name, [&] { return run(a, info, comm); });
 }
 
-extern "C" int MPIX_Alltoallv_crs(int, int, const int*, const int*, const int*, MPI_Datatype, const void*,
-                                  int*, int*, int**, int**, int**, MPI_Datatype, void**, MPIX_Info*,
-                                  MPIX_Comm*) {
-  return fail(MPIX_ERR_UNSUPPORTED, "MPIX_Alltoallv_crs: sparse dynamic data exchange is not implemented yet");
+extern "C" int MPIX_Alltoallv_crs(int send_nnz, int send_size, const int* dest, const int* sendcounts,
+                                  const int* sdispls, MPI_Datatype sendtype, const void* sendvals,
+                                  int* recv_nnz, int* recv_size, int** src, int** recvcounts, int** rdispls,
+                                  MPI_Datatype recvtype, void** recvvals, MPIX_Info* info, MPIX_Comm* comm) {
+  SddeArgs a{"MPIX_Alltoallv_crs", kAlltoallvCrs, send_nnz, send_size, dest, 0, sendcounts, sdispls,
+             sendtype, sendvals, recv_nnz, recv_size, src, 0, recvcounts, rdispls, recvtype, recvvals};
+  return guarded(a.name, [&] { return run(a, info, comm); });
 }

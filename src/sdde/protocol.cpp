@@ -1,0 +1,124 @@
+// The two discovery protocols of the SDDE algorithms (see sdde.hpp).
+#include <vector>
+
+#include "../core/error.hpp"
+#include "sdde.hpp"
+
+namespace mpix {
+
+void count_sends(const SddeContext& context, const std::vector<Outgoing>& out, SddeStats* stats) {
+  const Locality& loc = context.comm->locality;
+  const int me = context.call->rank;
+  for (const Outgoing& o : out) {
+    if (o.dest == me) continue;
+    ++stats->messages;
+    stats->bytes += o.bytes;
+    if (loc.node_of(o.dest) != loc.node_of(me)) {
+      ++stats->inter_node_messages;
+      stats->inter_node_bytes += o.bytes;
+    }
+  }
+}
+
+namespace {
+
+int post_sends(MPI_Comm comm, int tag, const std::vector<Outgoing>& out, bool synchronous,
+               std::vector<MPI_Request>* requests) {
+  requests->assign(out.size(), MPI_REQUEST_NULL);
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    const Outgoing& o = out[i];
+    if (synchronous)
+      MPIX_CHECK_MPI(MPI_Issend(o.buf, o.count, o.type, o.dest, tag, comm, &(*requests)[i]));
+    else
+      MPIX_CHECK_MPI(MPI_Isend(o.buf, o.count, o.type, o.dest, tag, comm, &(*requests)[i]));
+  }
+  return MPIX_SUCCESS;
+}
+
+// Receives `count` messages with matched blocking probes.
+int receive_counted(MPI_Comm comm, int tag, long long count, Receiver& receiver) {
+  for (long long i = 0; i < count; ++i) {
+    MPI_Message message;
+    MPI_Status status;
+    MPIX_CHECK_MPI(MPI_Mprobe(MPI_ANY_SOURCE, tag, comm, &message, &status));
+    MPIX_TRY(receiver.receive(&message, status));
+  }
+  return MPIX_SUCCESS;
+}
+
+}  // namespace
+
+// Why MPI_Reduce_scatter_block and not the paper's MPI_Allreduce of a P-vector:
+// each rank needs only its own entry. An allreduce hands all P entries to every
+// rank; for long vectors MPI implements it as a reduce-scatter followed by an
+// allgather (Rabenseifner), so the reduce-scatter alone moves half the data
+// ((P-1)/P of the vector per rank instead of twice that) in as many latency steps
+// (log2 P with recursive halving), and leaves every rank one entry instead of P.
+int personalized_exchange(MPI_Comm comm, int tag, const std::vector<Outgoing>& out,
+                          MPI_Comm reduce_comm, long long known, bool reduce_bytes,
+                          Receiver& receiver, SddeStats* stats) {
+  std::vector<MPI_Request> requests;
+  MPIX_TRY(post_sends(comm, tag, out, false, &requests));
+  long long expected = known;
+  if (known < 0) {
+    int slots = 0;
+    MPIX_CHECK_MPI(MPI_Comm_size(reduce_comm, &slots));
+    const int width = reduce_bytes ? 2 : 1;
+    std::vector<long long> contributions((std::size_t)slots * width, 0);
+    for (const Outgoing& o : out) {
+      contributions[(std::size_t)o.slot * width] += 1;
+      if (reduce_bytes) contributions[(std::size_t)o.slot * width + 1] += o.bytes;
+    }
+    long long mine[2] = {0, -1};
+    MPIX_CHECK_MPI(MPI_Reduce_scatter_block(contributions.data(), mine, width, MPI_LONG_LONG, MPI_SUM,
+                                            reduce_comm));
+    ++stats->collectives;
+    expected = mine[0];
+    MPIX_TRY(receiver.expect(mine[0], reduce_bytes ? mine[1] : -1));
+  }
+  MPIX_TRY(receive_counted(comm, tag, expected, receiver));
+  MPIX_CHECK_MPI(MPI_Waitall((int)requests.size(), requests.data(), MPI_STATUSES_IGNORE));
+  return MPIX_SUCCESS;
+}
+
+int nbx_exchange(MPI_Comm comm, int tag, const std::vector<Outgoing>& out, long long known,
+                 Receiver& receiver, SddeStats* stats) {
+  std::vector<MPI_Request> requests;
+  if (known >= 0) {
+    // Every rank knows what it receives: no termination to detect.
+    MPIX_TRY(post_sends(comm, tag, out, false, &requests));
+    MPIX_TRY(receive_counted(comm, tag, known, receiver));
+    MPIX_CHECK_MPI(MPI_Waitall((int)requests.size(), requests.data(), MPI_STATUSES_IGNORE));
+    return MPIX_SUCCESS;
+  }
+  // A synchronous send completes only once its receive matched, so "all my sends
+  // completed" means "all my messages were received"; the barrier then completes
+  // once that holds on every rank, and nothing of this call can still be in flight.
+  MPIX_TRY(post_sends(comm, tag, out, true, &requests));
+  MPI_Request barrier = MPI_REQUEST_NULL;
+  bool in_barrier = false;
+  for (;;) {
+    int found = 0;
+    MPI_Message message;
+    MPI_Status status;
+    MPIX_CHECK_MPI(MPI_Improbe(MPI_ANY_SOURCE, tag, comm, &found, &message, &status));
+    if (found) {
+      MPIX_TRY(receiver.receive(&message, status));
+      continue;
+    }
+    int done = 0;
+    if (!in_barrier) {
+      MPIX_CHECK_MPI(MPI_Testall((int)requests.size(), requests.data(), &done, MPI_STATUSES_IGNORE));
+      if (done) {
+        MPIX_CHECK_MPI(MPI_Ibarrier(comm, &barrier));
+        ++stats->collectives;
+        in_barrier = true;
+      }
+    } else {
+      MPIX_CHECK_MPI(MPI_Test(&barrier, &done, MPI_STATUS_IGNORE));
+      if (done) return MPIX_SUCCESS;
+    }
+  }
+}
+
+}  // namespace mpix
