@@ -442,17 +442,6 @@ TEST_CASE("scratch memory is taken from the communicator's pool", "[scratch]") {
   CHECK(c.comm->scratch.high_water() >= buffer.size() * sizeof(int));
 }
 
-TEST_CASE("SDDE entry points fail cleanly until implemented", "[sdde]") {
-  Comm c;
-  int recv_nnz = -1;
-  int* src = nullptr;
-  void* vals = nullptr;
-  CHECK(MPIX_Alltoall_crs(0, nullptr, 1, MPI_INT, nullptr, &recv_nnz, &src, 1, MPI_INT, &vals, nullptr, c.comm) ==
-        MPIX_ERR_UNSUPPORTED);
-  CHECK(message_has("not implemented"));
-  CHECK(MPIX_Free(nullptr) == MPIX_SUCCESS);
-}
-
 TEST_CASE("tuning files: rules, precedence, and files that are missing or malformed", "[tuning]") {
   Comm c;
   SmallExchange ex;  // 4-byte blocks
