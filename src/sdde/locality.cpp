@@ -16,10 +16,11 @@
 // the node communicator, as in the paper (nodes are small and redistribution dense
 // within them). What is for the rank itself is delivered without a message.
 //
-// Records. An aggregate is a sequence of records, each a 16-byte header
-// {int32 rank, int32 unused, int64 bytes} and the message's packed bytes padded to
-// 8: in phase 1 `rank` is the final destination (the source is the aggregate's
-// sender), in phase 2 the original source. Data is packed with the send type
+// Records. An aggregate is a sequence of records, each an 8-byte header
+// {int32 rank, int32 bytes} followed by the message's packed bytes (no padding: the
+// headers are read with memcpy): in phase 1 `rank` is the final destination (the
+// source is the aggregate's sender), in phase 2 the original source. A record is
+// never larger than its aggregate, which the agreement keeps below 2 GiB. Data is packed with the send type
 // (MPI_Pack, or a copy when contiguous) and unpacked with the receive type at the
 // destination, so any datatypes with matching signatures work. Only whole
 // messages are concatenated; duplicates are not removed (the paper: not worth it
@@ -41,20 +42,19 @@ namespace {
 
 struct RecordHeader {
   std::int32_t rank;
-  std::int32_t unused;
-  std::int64_t bytes;  // -1: the aggregate was too large to send (see phase 2)
+  std::int32_t bytes;  // -1: the aggregate was too large to send (see phase 2)
 };
-static_assert(sizeof(RecordHeader) == 16, "record header layout");
+static_assert(sizeof(RecordHeader) == 8, "record header layout");
 
-std::size_t padded(long long bytes) { return bytes > 0 ? ((std::size_t)bytes + 7) & ~(std::size_t)7 : 0; }
+std::size_t payload(long long bytes) { return bytes > 0 ? (std::size_t)bytes : 0; }
 
-// Appends a record whose data is `bytes` bytes produced by `fill` (at most one
-// allocation per call through geometric growth of the vector).
+// Appends a record whose data is `bytes` bytes produced by `fill` (the vector grows
+// geometrically).
 template <class Fill>
 int append_record(std::vector<char>& out, int rank, long long bytes, Fill&& fill) {
   std::size_t at = out.size();
-  out.resize(at + sizeof(RecordHeader) + padded(bytes), 0);
-  RecordHeader header{rank, 0, bytes};
+  out.resize(at + sizeof(RecordHeader) + payload(bytes));
+  RecordHeader header{rank, (std::int32_t)bytes};
   std::memcpy(out.data() + at, &header, sizeof header);
   return fill(out.data() + at + sizeof(RecordHeader));
 }
@@ -69,9 +69,9 @@ bool for_each_record(const std::vector<char>& in, Each&& each) {
     if (in.size() - at < sizeof header) return false;
     std::memcpy(&header, in.data() + at, sizeof header);
     at += sizeof header;
-    if (header.bytes < -1 || (header.bytes > 0 && padded(header.bytes) > in.size() - at)) return false;
+    if (header.bytes < -1 || payload(header.bytes) > in.size() - at) return false;
     if (!each(header.rank, in.data() + at, (long long)header.bytes)) return false;
-    at += padded(header.bytes);
+    at += payload(header.bytes);
   }
   return true;
 }

@@ -149,7 +149,7 @@ int check_local(const SddeArgs& a, const MPIX_Info* info, MPIX_Comm_s* comm, Sdd
     if (node == loc.node()) continue;
     ++shape->remote_messages;
     if (aggregate[node] == 0) ++shape->remote_nodes;
-    aggregate[node] += 16 + ((call->send_bytes(m) + 7) / 8) * 8;  // a record (locality.cpp)
+    aggregate[node] += 8 + call->send_bytes(m);  // a record (locality.cpp)
   }
   shape->messages = n;
   for (long long bytes : aggregate) shape->largest_aggregate = std::max(shape->largest_aggregate, bytes);
