@@ -2,10 +2,13 @@
 # Installs what the build needs (Debian packages) if it is missing, then configures
 # and builds into $BUILD_DIR (default: build). Sourced by demo.sh and test.sh.
 #   MPIX_SANITIZE=1  builds with -Db_sanitize=address,undefined into build-sanitize
+#   MPIX_MPI=ompi    builds against Open MPI into build-ompi (default: mpich)
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+MPI="${MPIX_MPI:-mpich}"
 PACKAGES=(g++ pkg-config meson ninja-build mpich libmpich-dev catch2)
+[ "$MPI" = "ompi" ] && PACKAGES+=(openmpi-bin libopenmpi-dev)
 
 missing=()
 for package in "${PACKAGES[@]}"; do
@@ -25,12 +28,15 @@ if [ "${MPIX_SANITIZE:-0}" = "1" ]; then
   # MPICH keeps memory until exit on purpose; leak reports would be about it.
   export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=0}"
   export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
+elif [ "$MPI" = "ompi" ]; then
+  BUILD_DIR="${BUILD_DIR:-$ROOT/build-ompi}"
+  SETUP_ARGS=()
 else
   BUILD_DIR="${BUILD_DIR:-$ROOT/build}"
   SETUP_ARGS=()
 fi
 
 if [ ! -f "$BUILD_DIR/build.ninja" ]; then
-  meson setup "$BUILD_DIR" "$ROOT" -Dmpi=mpich "${SETUP_ARGS[@]}" >/dev/null
+  meson setup "$BUILD_DIR" "$ROOT" -Dmpi="$MPI" "${SETUP_ARGS[@]}" >/dev/null
 fi
 ninja -C "$BUILD_DIR" >/dev/null
