@@ -186,6 +186,7 @@ bool run_pattern(const Pattern& p, MPIX_Comm* comm, Run& run) {
   std::vector<char> sendbuf((std::size_t)(cursor + 1) * sext + 64, 0);
   for (int i = 0; i < n; ++i) {
     std::vector<unsigned char> packed((std::size_t)mine[i].units * tc.unit_bytes);
+    if (packed.empty()) continue;  // Open MPI refuses MPI_Unpack from a NULL buffer
     for (std::size_t k = 0; k < packed.size(); ++k) packed[k] = run.zero_data ? 0 : content(rank, dest[i], (long long)k);
     int position = 0;
     MPI_Unpack(packed.data(), (int)packed.size(), &position, sendbuf.data() + (MPI_Aint)displs[i] * sext, counts[i],
