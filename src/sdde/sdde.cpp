@@ -69,12 +69,6 @@ int check_local(const SddeArgs& a, const MPIX_Info* info, MPIX_Comm_s* comm, Sdd
   // The inputs recv_nnz / recv_size: >= 0 known, negative unknown (the API says -1).
   call->known_nnz = *a.recv_nnz >= 0 ? *a.recv_nnz : -1;
   if (a.op == kAlltoallvCrs) call->known_size = *a.recv_size >= 0 ? *a.recv_size : -1;
-  *a.src = nullptr;
-  *a.recvvals = nullptr;
-  if (a.op == kAlltoallvCrs) {
-    *a.recvcounts = nullptr;
-    *a.rdispls = nullptr;
-  }
 
   const int n = a.send_nnz;
   if (n < 0) return fail(MPIX_ERR_ARG, format("%s: send_nnz=%d: must be >= 0", a.name, n));
@@ -203,7 +197,15 @@ void report(MPIX_Comm_s* comm, Op op, const std::string& algorithm, const std::s
                comm->locality.num_nodes(), algorithm.c_str(), reason.c_str());
 }
 
+// The pointer outputs are NULL after any failure (nothing to free).
+void clear_outputs(const SddeArgs& a) {
+  for (int** out : {a.src, a.recvcounts, a.rdispls})
+    if (out) *out = nullptr;
+  if (a.recvvals) *a.recvvals = nullptr;
+}
+
 int run(const SddeArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm) {
+  clear_outputs(a);
   if (!comm) return fail(MPIX_ERR_ARG, format("%s: comm is NULL", a.name));
   SddeCall call;
   Shape shape;
