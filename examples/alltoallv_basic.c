@@ -60,7 +60,7 @@ int main(int argc, char** argv) {
   for (int i = 0; i < size; ++i)
     for (int k = 0; k < recvcounts[i]; ++k) errors += recvbuf[rdispls[i] + k] != i * 1000 + rank;
   int total;
-  MPI_Reduce(&errors, &total, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
+  MPI_Allreduce(&errors, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
   if (rank == 0) printf("alltoallv_basic: %s\n", total ? "wrong data" : "ok");
 
   MPIX_Comm_free(&comm);

@@ -286,16 +286,6 @@ int persistent(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm, MPIX_Re
   return MPIX_SUCCESS;
 }
 
-// Every entry point turns an exhausted allocation into MPIX_ERR_NO_MEM.
-template <class F>
-int guarded(const char* name, F&& body) {
-  try {
-    return body();
-  } catch (const std::bad_alloc&) {
-    return fail(MPIX_ERR_NO_MEM, format("%s: out of memory", name));
-  }
-}
-
 }  // namespace
 }  // namespace mpix
 

@@ -1,5 +1,6 @@
 // Error codes and this thread's last error message (API.md, "Errors").
 #pragma once
+#include <new>
 #include <string>
 
 #include "mpix/mpix.h"
@@ -15,6 +16,17 @@ std::string format(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 
 // Turns a failed MPI call into MPIX_ERR_MPI with MPI's own error text.
 int fail_mpi(int mpi_code, const char* what);
+
+// Runs an API entry point's body, turning an exhausted allocation into
+// MPIX_ERR_NO_MEM: no exception leaves the library.
+template <class F>
+int guarded(const char* name, F&& body) {
+  try {
+    return body();
+  } catch (const std::bad_alloc&) {
+    return fail(MPIX_ERR_NO_MEM, format("%s: out of memory", name));
+  }
+}
 
 }  // namespace mpix
 

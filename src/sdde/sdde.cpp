@@ -280,15 +280,6 @@ int run(const SddeArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm) {
   return MPIX_SUCCESS;
 }
 
-template <class F>
-int guarded(const char* name, F&& body) {
-  try {
-    return body();
-  } catch (const std::bad_alloc&) {
-    return fail(MPIX_ERR_NO_MEM, format("%s: out of memory", name));
-  }
-}
-
 }  // namespace
 }  // namespace mpix
 
