@@ -311,6 +311,8 @@ TEST_CASE("persistent requests: start, wait, reuse, several active at once", "[p
   MPIX_Comm* comm = c.comm;
   CHECK(MPIX_Comm_free(&comm) == MPIX_ERR_ARG);
   CHECK(message_has("2 persistent request(s)"));
+  CHECK(MPIX_Comm_update_locality(comm, 1) == MPIX_ERR_ARG);
+  CHECK(message_has("node layout"));
   CHECK(comm == c.comm);
   CHECK(MPIX_Request_free(&ra) == MPIX_SUCCESS);
   CHECK(ra == nullptr);

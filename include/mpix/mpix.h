@@ -60,7 +60,8 @@ int MPIX_Comm_free(MPIX_Comm** comm);
 /** Collective (same @p ppn on all ranks). Treat every @p ppn consecutive ranks as
  *  one node, whatever the hardware says; the last node is smaller when @p ppn does
  *  not divide the size. @p ppn <= 0 restores detection. Cached node and group
- *  communicators are rebuilt lazily. */
+ *  communicators are rebuilt lazily. MPIX_ERR_ARG while persistent requests on
+ *  @p comm are alive (their plans use the old layout). */
 int MPIX_Comm_update_locality(MPIX_Comm* comm, int ppn);
 
 /** Local. The node layout: number of nodes, this rank's node, the number of ranks

@@ -63,6 +63,10 @@ extern "C" int MPIX_Comm_free(MPIX_Comm** comm) {
 
 extern "C" int MPIX_Comm_update_locality(MPIX_Comm* comm, int ppn) {
   if (!comm) return fail(MPIX_ERR_ARG, "MPIX_Comm_update_locality: comm is NULL");
+  // Plans keep the node layout and the node communicators they were made with.
+  if (comm->live_requests > 0)
+    return fail(MPIX_ERR_ARG, format("MPIX_Comm_update_locality: %d persistent request(s) still use this "
+                                     "communicator's node layout; free them first", comm->live_requests));
   return comm->locality.init(comm->lib_comm, ppn);
 }
 
