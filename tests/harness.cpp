@@ -33,6 +33,8 @@ int free_types_at_finalize(MPI_Comm, int, void* attribute, void*) {
 }
 }  // namespace
 
+bool message_has(const char* text) { return std::strstr(MPIX_Last_error_message(), text) != nullptr; }
+
 const std::vector<TypeCase>& type_cases() {
   static std::vector<TypeCase> cases = [] {
     MPI_Datatype contiguous, vector;

@@ -29,6 +29,16 @@ struct TypeCase {
 const std::vector<TypeCase>& type_cases();
 const TypeCase& type_case(const std::string& name);
 
+// An MPIX_Comm over `mpi` (MPI_COMM_WORLD by default), freed at scope end.
+struct Comm {
+  MPIX_Comm* comm = nullptr;
+  explicit Comm(MPI_Comm mpi = MPI_COMM_WORLD) { MPIX_Comm_init(&comm, mpi); }
+  ~Comm() { MPIX_Comm_free(&comm); }
+};
+
+// True when this thread's last error message contains `text`.
+bool message_has(const char* text);
+
 // An MPIX_Info with the given key/value pairs (nullptr for none).
 struct Info {
   MPIX_Info* info = nullptr;

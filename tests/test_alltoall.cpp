@@ -15,12 +15,6 @@ using mpix::workload::Distribution;
 
 namespace {
 
-struct CommGuard {
-  MPIX_Comm* comm = nullptr;
-  CommGuard() { MPIX_Comm_init(&comm, MPI_COMM_WORLD); }
-  ~CommGuard() { MPIX_Comm_free(&comm); }
-};
-
 // Small batches, queues and segments, so that batching, queue waits, several
 // segments and trailing remainders all happen even at a few ranks. Keys an
 // algorithm does not take are ignored.
@@ -92,21 +86,21 @@ void run_all(bool alltoall, const std::string& algorithm, MPIX_Comm* comm) {
 }  // namespace
 
 TEST_CASE("alltoallv: every registered algorithm equals MPI_Alltoallv", "[alltoallv]") {
-  CommGuard guard;
+  harness::Comm guard;
   for (const std::string& name : mpix::algorithm_names(mpix::kAlltoallv)) {
     SECTION(name) { run_all(false, name, guard.comm); }
   }
 }
 
 TEST_CASE("alltoall: every registered algorithm equals MPI_Alltoall", "[alltoall]") {
-  CommGuard guard;
+  harness::Comm guard;
   for (const std::string& name : mpix::algorithm_names(mpix::kAlltoall)) {
     SECTION(name) { run_all(true, name, guard.comm); }
   }
 }
 
 TEST_CASE("auto selection equals MPI_Alltoallv", "[auto]") {
-  CommGuard guard;
+  harness::Comm guard;
   for (long long bytes : {16LL, 2000LL, 40000LL}) {
     check(DenseCase{false, Distribution::uniform, bytes, "byte", Mode::blocking, false, 1, "", {}}, guard.comm);
     check(DenseCase{true, Distribution::constant, bytes, "byte", Mode::persistent, false, 2, "", {}}, guard.comm);

@@ -16,16 +16,11 @@
 #include "harness.hpp"
 
 using harness::all_ranks;
+using harness::Comm;
+using harness::message_has;
 
 namespace {
 
-struct Comm {
-  MPIX_Comm* comm = nullptr;
-  explicit Comm(MPI_Comm mpi = MPI_COMM_WORLD) { MPIX_Comm_init(&comm, mpi); }
-  ~Comm() { MPIX_Comm_free(&comm); }
-};
-
-bool message_has(const char* text) { return std::strstr(MPIX_Last_error_message(), text) != nullptr; }
 
 // A small valid alltoallv of ints on `comm`: block i->j holds i*100+j.
 struct SmallExchange {

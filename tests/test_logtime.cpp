@@ -22,12 +22,6 @@ using Keys = std::vector<std::pair<const char*, std::string>>;
 
 namespace {
 
-struct CommGuard {
-  MPIX_Comm* comm = nullptr;
-  CommGuard() { MPIX_Comm_init(&comm, MPI_COMM_WORLD); }
-  ~CommGuard() { MPIX_Comm_free(&comm); }
-};
-
 void check(const DenseCase& c, MPIX_Comm* comm) {
   std::string why;
   bool ok = harness::run_dense_case(c, comm, &why);
@@ -130,7 +124,7 @@ const char* kHierarchical[] = {"tuna_hier_staggered", "tuna_hier_coalesced"};
 }  // namespace
 
 TEST_CASE("tuna and bruck: every radix from 2 to P equals MPI", "[logtime][radix]") {
-  CommGuard guard;
+  harness::Comm guard;
   const int size = harness::world_size();
   const auto& types = harness::type_cases();
   for (int r = 2; r <= std::max(2, size); ++r) {
@@ -155,7 +149,7 @@ TEST_CASE("tuna and bruck: every radix from 2 to P equals MPI", "[logtime][radix
 
 TEST_CASE("hierarchical TuNA: radix 2..Q, block_count 1, 2, unlimited, on emulated nodes",
           "[logtime][hierarchical]") {
-  CommGuard guard;
+  harness::Comm guard;
   for (int ppn : node_layouts()) {
     REQUIRE(MPIX_Comm_update_locality(guard.comm, ppn) == MPIX_SUCCESS);
     int nodes = 0;
@@ -183,7 +177,7 @@ TEST_CASE("hierarchical TuNA: radix 2..Q, block_count 1, 2, unlimited, on emulat
 }
 
 TEST_CASE("tuna and bruck counters follow the formulas", "[logtime][counters]") {
-  CommGuard guard;
+  harness::Comm guard;
   const int size = harness::world_size();
   const int block = 64;
   for (int r = 2; r <= std::max(2, size); ++r) {
@@ -240,7 +234,7 @@ TEST_CASE("tuna and bruck counters follow the formulas", "[logtime][counters]") 
 
 TEST_CASE("hierarchical counters: intra-node TuNA rounds, then Q(N-1) or N-1 inter-node rounds",
           "[logtime][counters][hierarchical]") {
-  CommGuard guard;
+  harness::Comm guard;
   const int size = harness::world_size();
   const int block = 32;
   for (int ppn : node_layouts()) {
@@ -271,7 +265,7 @@ TEST_CASE("hierarchical counters: intra-node TuNA rounds, then Q(N-1) or N-1 int
 }
 
 TEST_CASE("persistent TuNA exchanges its metadata once, at init", "[logtime][persistent]") {
-  CommGuard guard;
+  harness::Comm guard;
   const int size = harness::world_size();
   for (int r : {2, std::max(2, size)}) {
     Counters c = measure(guard.comm, false, "tuna", {{"mpix_radix", std::to_string(r)}}, 300, 3);
@@ -302,7 +296,7 @@ TEST_CASE("persistent TuNA exchanges its metadata once, at init", "[logtime][per
 }
 
 TEST_CASE("bad radix and block_count fail with MPIX_ERR_INFO_VALUE and a message", "[logtime][errors]") {
-  CommGuard guard;
+  harness::Comm guard;
   const int size = harness::world_size();
   MPIX_Info* info = nullptr;
   REQUIRE(MPIX_Info_init(&info) == MPIX_SUCCESS);

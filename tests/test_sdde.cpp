@@ -27,16 +27,11 @@
 #include "harness.hpp"
 
 using harness::all_ranks;
+using harness::Comm;
+using harness::message_has;
 
 namespace {
 
-struct Comm {
-  MPIX_Comm* comm = nullptr;
-  explicit Comm(MPI_Comm mpi = MPI_COMM_WORLD) { MPIX_Comm_init(&comm, mpi); }
-  ~Comm() { MPIX_Comm_free(&comm); }
-};
-
-bool message_has(const char* text) { return std::strstr(MPIX_Last_error_message(), text) != nullptr; }
 
 std::vector<std::string> names(mpix::Op op) { return mpix::algorithm_names(op); }
 
