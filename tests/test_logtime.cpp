@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "alltoallv/bruck.hpp"
 #include "core/request.hpp"
 #include "harness.hpp"
 
@@ -33,14 +34,14 @@ void check(const DenseCase& c, MPIX_Comm* comm) {
 
 // Radix-r Bruck over p ranks (section III-A): rounds (x, z) with z r^x < p; a block
 // with relative index i travels once per non-zero digit of i; T needs a slot per
-// index with two or more non-zero digits, B = p - (K + 1) (section III-C); a round
-// where a block leaves T while another arrives for the same slot (three or more
-// non-zero digits) stages the arriving one.
+// index with two or more non-zero digits, B = p - (K + 1) (section III-C). A round
+// can only be one message per peer if no block has three or more non-zero digits
+// (r^2 >= p): otherwise some arrive in later parts of their round.
 struct Bruck {
   int rounds = 0;
   long long hops = 0;  // sum over i of non-zero digits
   int temp_blocks = 0;
-  int conflicts = 0;   // most such blocks in one round
+  bool one_part_rounds = true;
 };
 
 Bruck bruck_formula(int p, int r) {
@@ -49,10 +50,6 @@ Bruck bruck_formula(int p, int r) {
   for (long long pw = 1; pw < p; pw *= r) {
     for (int z = 1; z < r && z * pw < p; ++z) {
       ++f.rounds;
-      int conflicts = 0;
-      for (int i = 1; i < p; ++i)
-        if (digit(i, pw) == z && i % pw != 0 && i >= pw * r) ++conflicts;
-      f.conflicts = std::max(f.conflicts, conflicts);
     }
   }
   for (int i = 1; i < p; ++i) {
@@ -60,6 +57,7 @@ Bruck bruck_formula(int p, int r) {
     for (long long pw = 1; pw <= i; pw *= r) nonzero += digit(i, pw) != 0;
     f.hops += nonzero;
     if (nonzero >= 2) ++f.temp_blocks;
+    if (nonzero >= 3) f.one_part_rounds = false;
   }
   return f;
 }
@@ -176,6 +174,68 @@ TEST_CASE("hierarchical TuNA: radix 2..Q, block_count 1, 2, unlimited, on emulat
   }
 }
 
+// Replays TuNA's T schedule and checks it, independently of how it was built: every
+// block follows its digits, leaves from the slot it was put in, and arrives into a
+// slot that is free at that moment (free before the round, or vacated by a send of
+// an earlier part of the same round); T never needs more than B slots.
+void check_schedule(int p, int r) {
+  const mpix::TunaSchedule schedule = mpix::tuna_schedule(p, r);
+  const Bruck f = bruck_formula(p, r);
+  INFO("P=" << p << " radix=" << r);
+  REQUIRE(schedule.slots == f.temp_blocks);
+  REQUIRE((int)schedule.rounds.size() == f.rounds);
+  std::vector<int> slot_of(p, -1), owner(std::max(1, schedule.slots), -1);
+  std::vector<int> hops_seen(p, 0);
+  bool ok = true;
+  for (const auto& round : schedule.rounds) {
+    const int pw = round.pw, z = round.distance / pw;
+    std::vector<int> vacated_in_part(owner.size(), INT_MAX);
+    int count = 0;
+    for (int i = 1; i < p; ++i) count += (i / pw) % r == z;
+    ok = ok && (int)round.hops.size() == count;
+    for (const auto& hop : round.hops) {
+      const int i = hop.index;
+      ok = ok && (i / pw) % r == z && hop.part < round.parts;
+      ok = ok && hop.from_slot == slot_of[i];
+      if (hop.from_slot >= 0) vacated_in_part[hop.from_slot] = std::min(vacated_in_part[hop.from_slot], hop.part);
+      ++hops_seen[i];
+    }
+    for (const auto& hop : round.hops) {
+      const int i = hop.index;
+      const bool stays = i >= (long long)pw * r;
+      ok = ok && (hop.to_slot >= 0) == stays;
+      if (hop.to_slot < 0) continue;
+      const int holder = owner[hop.to_slot];
+      const bool free_before = holder < 0;
+      const bool vacated_earlier = vacated_in_part[hop.to_slot] < hop.part;
+      ok = ok && (free_before || vacated_earlier);
+    }
+    for (const auto& hop : round.hops)
+      if (hop.from_slot >= 0) owner[hop.from_slot] = -1;
+    for (const auto& hop : round.hops) {
+      if (hop.to_slot >= 0) {
+        ok = ok && owner[hop.to_slot] < 0;  // two arrivals in one slot
+        owner[hop.to_slot] = hop.index;
+      }
+      slot_of[hop.index] = hop.to_slot;
+    }
+  }
+  for (int i = 1; i < p; ++i) {
+    int nonzero = 0;
+    for (long long pw = 1; pw <= i; pw *= r) nonzero += (i / pw) % r != 0;
+    ok = ok && hops_seen[i] == nonzero && slot_of[i] < 0;
+  }
+  CHECK(ok);
+}
+
+// Data messages per rank of a TuNA exchange: one per part of every round (the
+// schedule itself is checked by check_schedule).
+int schedule_messages(int p, int r) {
+  int total = 0;
+  for (const auto& round : mpix::tuna_schedule(p, r).rounds) total += round.parts;
+  return total;
+}
+
 TEST_CASE("tuna and bruck counters follow the formulas", "[logtime][counters]") {
   harness::Comm guard;
   const int size = harness::world_size();
@@ -188,19 +248,18 @@ TEST_CASE("tuna and bruck counters follow the formulas", "[logtime][counters]") 
       INFO(algorithm);
       Counters c = measure(guard.comm, true, algorithm, keys, block, 2);
       CHECK(c.run.rounds == f.rounds);
-      CHECK(c.run.messages == f.rounds);
+      CHECK(c.run.messages == schedule_messages(size, r));
+      if (f.one_part_rounds) CHECK(c.run.messages == f.rounds);
       CHECK(c.run.payload_bytes == f.hops * block);
       CHECK(c.run.metadata_messages == 0);
       CHECK(c.run.metadata_bytes == 0);
       // TuNA's metadata: one message per round, at init only; Bruck has none.
       CHECK(c.init.metadata_messages == (std::string(algorithm) == "tuna" ? f.rounds : 0));
-      // T: B = P - (K + 1) blocks of M, plus the blocks staged in a round where
-      // their slot is still being sent; nothing at r >= P - 1.
+      // The only scratch is T: exactly B = P - (K + 1) blocks of M (section III-C);
+      // nothing at r >= P - 1.
       CHECK(f.temp_blocks == size - (f.rounds + 1));
-      CHECK(c.run.scratch_bytes == (std::size_t)(f.temp_blocks + f.conflicts) * block);
+      CHECK(c.run.scratch_bytes == (std::size_t)f.temp_blocks * block);
       if (r >= size - 1) CHECK(c.run.scratch_bytes == 0);
-      // Two digits or fewer (r >= sqrt(P)): exactly the bound of section III-C.
-      if ((long long)r * r >= size) CHECK(c.run.scratch_bytes == (std::size_t)f.temp_blocks * block);
     }
   }
   if (size == 16) {
@@ -224,12 +283,27 @@ TEST_CASE("tuna and bruck counters follow the formulas", "[logtime][counters]") 
       for (int other = 0; other < size; ++other)
         m = std::max(m, mpix::workload::block_bytes(Distribution::uniform, 200, peer, other, size, 7));
     INFO("alltoallv radix " << r << " M=" << m);
-    CHECK(c.run.scratch_bytes >= (std::size_t)(f.temp_blocks * m));
-    CHECK(c.run.scratch_bytes <= (std::size_t)((f.temp_blocks + f.conflicts) * m));
+    CHECK(c.run.scratch_bytes == (std::size_t)(f.temp_blocks * m));
     CHECK(c.run.rounds <= f.rounds);
     // Against the plain two-phase Bruck (ref. [10]), which holds P blocks of M.
     if (size > 1) CHECK(c.run.scratch_bytes < (std::size_t)(size * m));
   }
+}
+
+TEST_CASE("TuNA's T schedule stays within B = P - (K + 1) slots", "[logtime][schedule]") {
+  if (harness::world_rank() != 0) return;
+  for (int p = 1; p <= 70; ++p)
+    for (int r = 2; r <= std::max(2, p); ++r) check_schedule(p, r);
+  for (int p : {100, 127, 128, 255, 256, 500, 512, 1000, 1024})
+    for (int r : {2, 3, 4, 5, 7, 8, 16, 31, 32, p / 2, p - 2, p - 1, p}) check_schedule(p, r);
+  // Where blocks have three or more non-zero digits some rounds need more than one
+  // part (P = 8, r = 2: index 7 leaves T while it arrives to stay).
+  CHECK(mpix::tuna_schedule(8, 2).rounds[1].parts == 2);
+  CHECK(mpix::tuna_schedule(16, 4).rounds[1].parts == 1);
+  // The message counts of the memory table in docs/algorithms-logtime.md.
+  CHECK(schedule_messages(64, 2) == 12);
+  CHECK(schedule_messages(256, 2) == 20);
+  CHECK(schedule_messages(256, 16) == 30);
 }
 
 TEST_CASE("hierarchical counters: intra-node TuNA rounds, then Q(N-1) or N-1 inter-node rounds",
@@ -253,7 +327,7 @@ TEST_CASE("hierarchical counters: intra-node TuNA rounds, then Q(N-1) or N-1 int
                                {{"mpix_radix", std::to_string(r)}, {"mpix_block_count", bc}}, block, 2);
           INFO(algorithm << " ppn=" << ppn << " radix=" << r << " block_count=" << bc);
           CHECK(c.run.rounds == f.rounds + inter_rounds);
-          CHECK(c.run.messages == f.rounds + inter_messages);
+          CHECK(c.run.messages == schedule_messages(q, r) + inter_messages);
           // Intra-node: N pieces per block per hop; inter-node: Q(N-1) blocks.
           CHECK(c.run.payload_bytes == (long long)block * (n * f.hops + (long long)q * (n - 1)));
           CHECK(c.init.metadata_messages == f.rounds);

@@ -100,6 +100,7 @@ int StagePlan::start() {
   stats.scratch_bytes = init_stats.scratch_bytes;
   stage_ = 0;
   posted_ = false;
+  round_counted_ = false;
   requests_.clear();
   if (before_start_) MPIX_TRY(before_start_());
   return advance(true);
@@ -112,8 +113,10 @@ int StagePlan::advance(bool from_start) {
       requests_.clear();
       MPIX_TRY(stage.post(requests_));
       posted_ = true;
+      if (!stage.continues_round) round_counted_ = false;
       if (!requests_.empty()) {
-        ++stats.rounds;
+        if (!round_counted_) ++stats.rounds;
+        round_counted_ = true;
         return MPIX_SUCCESS;
       }
     }
@@ -167,23 +170,67 @@ namespace {
 int modulo(long long a, int q) { return (int)(((a % q) + q) % q); }
 }  // namespace
 
-// Section III-C: index o is not direct (two or more non-zero digits); subtract the
-// direct indices below it, dx (r - 1) + dz, and index 0. The paper writes
-// dx = ceil(log_r o); the highest digit's position is floor(log_r o) (the two agree
-// for r = 2 only).
-int TunaCore::temp_slot(int i) const {
-  long long p = 1;
-  int dx = 0;
-  while (p * radix_ <= i) {
-    p *= radix_;
-    ++dx;
+TunaSchedule tuna_schedule(int ranks, int radix) {
+  TunaSchedule schedule;
+  radix = std::max(2, radix);
+  schedule.slots = tuna_temp_blocks(ranks, radix);
+  std::vector<int> slot_of(std::max(ranks, 1), -1);  // T slot of index i while it is in T
+  std::vector<int> free_slots;
+  for (int t = schedule.slots - 1; t >= 0; --t) free_slots.push_back(t);
+  std::vector<int> staying, released;
+  for (long long pw = 1; pw < ranks; pw *= radix) {
+    const long long next = pw * radix;
+    for (int z = 1; z < radix && z * pw < ranks; ++z) {
+      schedule.rounds.emplace_back();
+      TunaSchedule::Round& round = schedule.rounds.back();
+      round.distance = (int)(z * pw);
+      round.pw = (int)pw;
+      staying.clear();
+      released.clear();
+      // A block is in T if a lower digit moved it already (i mod r^x != 0); it stays
+      // in T if a higher digit is still to come (i >= r^(x+1)).
+      for (int i = 1; i < ranks; ++i) {
+        if ((i / pw) % radix != z) continue;
+        const bool in_temp = i % pw != 0;
+        if (i >= next) {
+          staying.push_back(i);
+          continue;
+        }
+        round.hops.push_back(TunaSchedule::Hop{i, 0, in_temp ? slot_of[i] : -1, -1});
+        if (in_temp) released.push_back(slot_of[i]);
+      }
+      // Blocks leaving T first: each frees a slot for the next part.
+      std::stable_partition(staying.begin(), staying.end(), [pw](int i) { return i % pw != 0; });
+      int part = 0;
+      for (int i : staying) {
+        if (free_slots.empty()) {
+          if (released.empty()) {
+            free_slots.push_back(schedule.slots++);  // never seen; see the header
+          } else {
+            ++part;
+            free_slots.insert(free_slots.end(), released.begin(), released.end());
+            released.clear();
+          }
+        }
+        const int to = free_slots.back();
+        free_slots.pop_back();
+        const bool in_temp = i % pw != 0;
+        round.hops.push_back(TunaSchedule::Hop{i, part, in_temp ? slot_of[i] : -1, to});
+        if (in_temp) released.push_back(slot_of[i]);
+      }
+      free_slots.insert(free_slots.end(), released.begin(), released.end());
+      round.parts = part + 1;
+      for (const TunaSchedule::Hop& hop : round.hops) slot_of[hop.index] = hop.to_slot;
+      std::stable_sort(round.hops.begin(), round.hops.end(), [](const auto& a, const auto& b) {
+        return a.part != b.part ? a.part < b.part : a.index < b.index;
+      });
+    }
   }
-  int dz = (int)(i / p);
-  return i - 1 - dx * (radix_ - 1) - dz;
+  return schedule;
 }
 
 char* TunaCore::temp_piece(int slot, int k) const {
-  return temp_.data() + ((long long)temp_slot(slot) * max_pieces_ + k) * setup_.max_piece;
+  return temp_.data() + ((long long)slot * max_pieces_ + k) * setup_.max_piece;
 }
 
 int TunaCore::plan(BruckSetup setup, PlanStats* init_stats) {
@@ -193,71 +240,65 @@ int TunaCore::plan(BruckSetup setup, PlanStats* init_stats) {
   const int me = setup_.me;
   max_pieces_ = 0;
   for (int count : setup_.pieces) max_pieces_ = std::max(max_pieces_, count);
-  temp_blocks_ = tuna_temp_blocks(q_, radix_);
   arriving_.assign(q_, std::vector<long long>(q_ > 0 ? setup_.pieces[me] : 0, 0));
   rounds_.clear();
   if (q_ <= 1) return MPIX_SUCCESS;
+  const TunaSchedule schedule = tuna_schedule(q_, radix_);
+  temp_slots_ = schedule.slots;
 
-  // Sizes of the pieces of the block in slot i at this rank, as the rounds go.
+  // Sizes of the pieces of the block with index i at this rank, as the rounds go.
   std::vector<std::vector<long long>> current(q_);
   for (int i = 1; i < q_; ++i) {
     int target = (me + i) % q_;
     for (int k = 0; k < setup_.pieces[target]; ++k) current[i].push_back(setup_.out[target][k].bytes);
   }
   std::vector<long long> sizes_out, sizes_in;
-  std::vector<int> slots;
-  for (long long pw = 1; pw < q_; pw *= radix_) {
-    const long long next = pw * radix_;
-    for (int z = 1; z < radix_ && z * pw < q_; ++z) {
-      rounds_.emplace_back();
-      Round& round = rounds_.back();
-      round.distance = (int)(z * pw);
-      round.pw = (int)pw;
-      round.send_peer = setup_.members[(me + round.distance) % q_];
-      round.recv_peer = setup_.members[modulo((long long)me - round.distance, q_)];
-      slots.clear();
-      for (int i = 1; i < q_; ++i)
-        if ((i / pw) % radix_ == z) slots.push_back(i);
-      // Out: the blocks whose digit x is z, from the send buffer if no lower digit
-      // moved them yet, else from T.
-      sizes_out.clear();
-      for (int i : slots) {
-        bool from_temp = i % pw != 0;
-        for (int k = 0; k < (int)current[i].size(); ++k) {
-          round.outs.push_back(Out{i, k, from_temp, current[i][k]});
-          sizes_out.push_back(current[i][k]);
-          round.send_total += current[i][k];
-        }
+  std::vector<TunaSchedule::Hop> hops;
+  for (const TunaSchedule::Round& step : schedule.rounds) {
+    rounds_.emplace_back();
+    Round& round = rounds_.back();
+    round.parts.resize(step.parts);
+    round.send_peer = setup_.members[(me + step.distance) % q_];
+    round.recv_peer = setup_.members[modulo((long long)me - step.distance, q_)];
+    const long long next = (long long)step.pw * radix_;
+    // The metadata travels in index order, the data by part (then index order).
+    hops = step.hops;
+    std::sort(hops.begin(), hops.end(), [](const auto& a, const auto& b) { return a.index < b.index; });
+    sizes_out.clear();
+    std::size_t expected = 0;
+    for (const TunaSchedule::Hop& hop : hops) {
+      sizes_out.insert(sizes_out.end(), current[hop.index].begin(), current[hop.index].end());
+      // Index i now holds the block of origin me - (i mod r^(x+1)).
+      int origin = modulo((long long)me - hop.index % next, q_);
+      expected += (std::size_t)setup_.pieces[(origin + hop.index) % q_];
+    }
+    sizes_in.assign(expected, setup_.uniform_bytes);
+    if (setup_.uniform_bytes < 0) {
+      // Phase one of the round (metadata): the sizes of the blocks that follow.
+      MPIX_CHECK_MPI(MPI_Sendrecv(sizes_out.data(), (int)sizes_out.size(), MPI_LONG_LONG, round.send_peer,
+                                  setup_.tag + kTagMetadata, sizes_in.data(), (int)expected, MPI_LONG_LONG,
+                                  round.recv_peer, setup_.tag + kTagMetadata, setup_.comm, MPI_STATUS_IGNORE));
+      init_stats->metadata_messages += 1;
+      init_stats->metadata_bytes += (long long)(sizes_out.size() * sizeof(long long));
+    }
+    std::size_t at = 0;
+    std::vector<std::vector<long long>> arrived(q_);
+    for (const TunaSchedule::Hop& hop : hops) {
+      int origin = modulo((long long)me - hop.index % next, q_);
+      int target = (origin + hop.index) % q_;
+      arrived[hop.index].assign(sizes_in.begin() + at, sizes_in.begin() + at + setup_.pieces[target]);
+      at += (std::size_t)setup_.pieces[target];
+    }
+    for (const TunaSchedule::Hop& hop : step.hops) {
+      const int i = hop.index;
+      for (int k = 0; k < (int)current[i].size(); ++k)
+        round.outs.push_back(Out{i, k, hop.part, hop.from_slot, current[i][k]});
+      int origin = modulo((long long)me - i % next, q_);
+      for (int k = 0; k < (int)arrived[i].size(); ++k) {
+        round.ins.push_back(In{i, origin, k, hop.part, hop.to_slot, arrived[i][k]});
+        if (hop.to_slot < 0) arriving_[origin][k] = arrived[i][k];
       }
-      // In: slot i now holds the block of origin me - (i mod r^(x+1)).
-      std::size_t expected = 0;
-      for (int i : slots) {
-        int origin = modulo((long long)me - i % next, q_);
-        expected += (std::size_t)setup_.pieces[(origin + i) % q_];
-      }
-      sizes_in.assign(expected, setup_.uniform_bytes);
-      if (setup_.uniform_bytes < 0) {
-        // Phase one of the round (metadata): the sizes of the blocks that follow.
-        MPIX_CHECK_MPI(MPI_Sendrecv(sizes_out.data(), (int)sizes_out.size(), MPI_LONG_LONG, round.send_peer,
-                                    setup_.tag + kTagMetadata, sizes_in.data(), (int)expected, MPI_LONG_LONG,
-                                    round.recv_peer, setup_.tag + kTagMetadata, setup_.comm, MPI_STATUS_IGNORE));
-        init_stats->metadata_messages += 1;
-        init_stats->metadata_bytes += (long long)(sizes_out.size() * sizeof(long long));
-      }
-      std::size_t at = 0;
-      for (int i : slots) {
-        int origin = modulo((long long)me - i % next, q_);
-        int target = (origin + i) % q_;
-        bool final_piece = i < next;  // no higher digit left: it has arrived
-        bool conflict = !final_piece && i % pw != 0;  // T slot also being sent now
-        current[i].assign(sizes_in.begin() + at, sizes_in.begin() + at + setup_.pieces[target]);
-        for (int k = 0; k < setup_.pieces[target]; ++k) {
-          long long bytes = sizes_in[at++];
-          round.ins.push_back(In{i, origin, k, final_piece, conflict, bytes});
-          round.recv_total += bytes;
-          if (final_piece) arriving_[origin][k] = bytes;
-        }
-      }
+      current[i] = std::move(arrived[i]);
     }
   }
   return MPIX_SUCCESS;
@@ -265,74 +306,60 @@ int TunaCore::plan(BruckSetup setup, PlanStats* init_stats) {
 
 int TunaCore::bind(const std::vector<std::vector<Piece>>& in, ScratchPool& pool) {
   const long long slot_bytes = (long long)max_pieces_ * setup_.max_piece;
-  temp_ = pool.acquire(temp_blocks_ > 0 ? (std::size_t)(temp_blocks_ * slot_bytes) : 0);
-  // A piece arriving into a T slot whose block leaves in the same round waits in
-  // the conflict buffer until the round is complete (non-blocking sends still read
-  // the slot); sized exactly from the metadata.
-  long long conflict_max = 0;
-  for (const Round& round : rounds_) {
-    long long bytes = 0;
-    for (const In& piece : round.ins)
-      if (piece.conflict) bytes += piece.bytes;
-    conflict_max = std::max(conflict_max, bytes);
-  }
-  conflict_ = pool.acquire((std::size_t)conflict_max);
+  temp_ = pool.acquire((std::size_t)(temp_slots_ * slot_bytes));
   const int me = setup_.me;
   std::vector<Piece> send_pieces, recv_pieces;
   for (Round& round : rounds_) {
-    send_pieces.clear();
-    recv_pieces.clear();
-    for (const Out& piece : round.outs) {
-      char* addr = piece.from_temp ? temp_piece(piece.slot, piece.k)
-                                   : setup_.out[(me + piece.slot) % q_][piece.k].addr;
-      send_pieces.push_back(Piece{addr, piece.bytes});
-    }
-    long long offset = 0;
-    for (const In& piece : round.ins) {
-      if (piece.final_piece) {
-        recv_pieces.push_back(in[piece.origin][piece.k]);
-      } else if (piece.conflict) {
-        char* waiting = conflict_.data() + offset;
-        recv_pieces.push_back(Piece{waiting, piece.bytes});
-        if (piece.bytes > 0) round.copies.push_back(Copy{waiting, temp_piece(piece.slot, piece.k), piece.bytes});
-        offset += piece.bytes;
-      } else {
-        recv_pieces.push_back(Piece{temp_piece(piece.slot, piece.k), piece.bytes});
+    for (int part = 0; part < (int)round.parts.size(); ++part) {
+      send_pieces.clear();
+      recv_pieces.clear();
+      for (const Out& piece : round.outs) {
+        if (piece.part != part) continue;
+        char* addr = piece.from_slot >= 0 ? temp_piece(piece.from_slot, piece.k)
+                                          : setup_.out[(me + piece.index) % q_][piece.k].addr;
+        send_pieces.push_back(Piece{addr, piece.bytes});
       }
+      for (const In& piece : round.ins) {
+        if (piece.part != part) continue;
+        recv_pieces.push_back(piece.to_slot < 0 ? in[piece.origin][piece.k]
+                                                : Piece{temp_piece(piece.to_slot, piece.k), piece.bytes});
+      }
+      Part& message = round.parts[part];
+      message.send = std::make_unique<PieceMessage>();
+      message.recv = std::make_unique<PieceMessage>();
+      MPIX_TRY(message.send->build(send_pieces, round.send_peer));
+      MPIX_TRY(message.recv->build(recv_pieces, round.recv_peer));
     }
-    round.send = std::make_unique<PieceMessage>();
-    round.recv = std::make_unique<PieceMessage>();
-    MPIX_TRY(round.send->build(send_pieces, round.send_total > 0 ? round.send_peer : -1));
-    MPIX_TRY(round.recv->build(recv_pieces, round.recv_total > 0 ? round.recv_peer : -1));
   }
   return MPIX_SUCCESS;
 }
 
-int TunaCore::post(int index, std::vector<MPI_Request>& requests, PlanStats& stats) {
+int TunaCore::post(int index, int part, std::vector<MPI_Request>& requests, PlanStats& stats) {
   Round& round = rounds_[index];
   Traffic traffic(setup_.comm, setup_.tag);
-  if (!round.recv->empty()) {
+  if (part == 0)
+    for (Part& later : round.parts)
+      if (!later.send->empty()) MPIX_TRY(traffic.isend(later.send->message(), &later.send_request, stats, kTagRound));
+  Part& current = round.parts[part];
+  if (!current.recv->empty()) {
     requests.emplace_back();
-    MPIX_TRY(traffic.irecv(round.recv->message(), &requests.back(), kTagRound));
+    MPIX_TRY(traffic.irecv(current.recv->message(), &requests.back(), kTagRound));
   }
-  if (!round.send->empty()) {
-    requests.emplace_back();
-    MPIX_TRY(traffic.isend(round.send->message(), &requests.back(), stats, kTagRound));
+  // Waiting for this part's send is what frees its T slots for the next part.
+  if (current.send_request != MPI_REQUEST_NULL) {
+    requests.push_back(current.send_request);
+    current.send_request = MPI_REQUEST_NULL;
   }
-  return MPIX_SUCCESS;
-}
-
-int TunaCore::complete(int index) {
-  for (const Copy& copy : rounds_[index].copies) std::memcpy(copy.to, copy.from, (std::size_t)copy.bytes);
   return MPIX_SUCCESS;
 }
 
 void TunaCore::add_stages(std::vector<Stage>* stages, PlanStats* stats) {
   for (int index = 0; index < rounds(); ++index)
-    stages->push_back(Stage{[this, index, stats](std::vector<MPI_Request>& requests) {
-                              return post(index, requests, *stats);
-                            },
-                            [this, index] { return complete(index); }, false});
+    for (int part = 0; part < (int)rounds_[index].parts.size(); ++part)
+      stages->push_back(Stage{[this, index, part, stats](std::vector<MPI_Request>& requests) {
+                                return post(index, part, requests, *stats);
+                              },
+                              nullptr, false, part > 0});
 }
 
 // ---------------------------------------------------------------- bruck, tuna

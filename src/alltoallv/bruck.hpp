@@ -81,6 +81,8 @@ struct Stage {
   std::function<int(std::vector<MPI_Request>&)> post;
   std::function<int()> done;   // may be empty
   bool blocking_done = false;  // done() may block: never run from start()
+  // A later part of the previous stage's round (same peers): not a new round.
+  bool continues_round = false;
 };
 
 // A plan run as stages. start() posts stages up to the first that has requests;
@@ -98,6 +100,7 @@ class StagePlan : public Plan {
   int advance(bool from_start);
   std::size_t stage_ = 0;
   bool posted_ = false;
+  bool round_counted_ = false;
   std::vector<MPI_Request> requests_;
 };
 
@@ -128,12 +131,49 @@ struct BruckSetup {
   std::vector<std::vector<Piece>> out;  // [t][k]: this rank's data for member t (t != me)
 };
 
+// Where T's blocks live (section III-C), as a schedule that depends only on the
+// member count and the radix, so every member computes the same one. T has B =
+// Q - (K + 1) slots: one per block that is not direct (two or more non-zero digits).
+//
+// The paper gives each such block its own slot, t = o - 1 - dx (r - 1) - dz. That
+// is enough only if a round's sends are finished before its receives land (the
+// paper's code packs the outgoing blocks into a separate send buffer first). Here
+// the rounds are zero-copy: blocks leave from T and arrive into T in the same
+// non-blocking round, so a block that moves on while another with the same index
+// arrives to stay (three or more non-zero digits) needs its slot twice. Counting
+// shows that no fixed mapping fits in B slots then (P = 8, r = 2 needs 5 of 4), so
+// slots are handed out from a free list, and a round whose staying arrivals
+// outnumber the free slots is split into parts: part 0 carries every block that
+// needs no free slot and as many as fit; part j + 1 the next ones, into the slots
+// that the sends of parts <= j vacated. All of a round's sends are posted with
+// part 0; the receive of part j + 1 is posted once the sends of part j are
+// complete, so the parts cost no extra round trip while messages are eager, and
+// cannot deadlock (part 0's receives wait for nothing). Blocks that leave T
+// are placed first, since their sends free slots for the next part. T stays
+// exactly B slots (tests check that for every Q <= 300 and radix); should a case
+// ever lack a free slot with nothing left to free, one more slot is added rather
+// than failing (the schedule test would catch it).
+struct TunaSchedule {
+  struct Hop {
+    int index = 0;      // relative block index i (digit x is z)
+    int part = 0;       // which message of the round carries it
+    int from_slot = -1; // T slot it leaves from; -1: from the send buffer
+    int to_slot = -1;   // T slot it arrives into; -1: it has arrived (final)
+  };
+  struct Round {
+    int distance = 0, pw = 1, parts = 1;
+    std::vector<Hop> hops;  // by part, then index
+  };
+  std::vector<Round> rounds;
+  int slots = 0;
+};
+TunaSchedule tuna_schedule(int ranks, int radix);
+
 // The TuNA core. Rounds (x, z) for x < w = ceil(log_r Q), 1 <= z < r, z r^x < Q:
 // slot i (the block for member me + i, by the index array: no data rotation) goes to
 // member me + z r^x when digit x of i is z. A block arriving where it belongs goes to
-// its final place; one still travelling goes into T, which has a slot only for
-// blocks that are not direct (more than one non-zero digit): B = Q - (K + 1) slots of
-// max_piece bytes per piece, slot index t = o - 1 - dx (r - 1) - dz (section III-C).
+// its final place; one still travelling goes into T (B slots of max_piece bytes per
+// piece, placed by tuna_schedule()).
 class TunaCore {
  public:
   TunaCore() = default;
@@ -147,50 +187,41 @@ class TunaCore {
   long long arriving_bytes(int origin, int k) const { return arriving_[origin][k]; }
   int pieces_for_me() const { return setup_.pieces[setup_.me]; }
   // Where arriving pieces go: in[origin][k] (origin != me), with the bytes the
-  // receiver declares. Allocates T and the conflict buffer; builds the messages.
+  // receiver declares. Allocates T; builds the messages.
   int bind(const std::vector<std::vector<Piece>>& in, ScratchPool& pool);
 
   int rounds() const { return (int)rounds_.size(); }
-  int post(int round, std::vector<MPI_Request>& requests, PlanStats& stats);
-  int complete(int round);
-  std::size_t scratch_bytes() const { return temp_.size() + conflict_.size(); }
-  std::size_t temp_bytes() const { return temp_.size(); }
-  // Appends one stage per round to `stages`, counting into `*stats`.
+  std::size_t scratch_bytes() const { return temp_.size(); }
+  // Appends one stage per part of every round to `stages`, counting into `*stats`.
   void add_stages(std::vector<Stage>* stages, PlanStats* stats);
 
  private:
   struct Out {  // a piece leaving in a round
-    int slot, k;
-    bool from_temp;
+    int index, k, part, from_slot;
     long long bytes;
   };
   struct In {  // a piece arriving in a round
-    int slot, origin, k;
-    bool final_piece, conflict;
+    int index, origin, k, part, to_slot;
     long long bytes;
   };
-  struct Copy {
-    const char* from;
-    char* to;
-    long long bytes;
+  struct Part {
+    std::unique_ptr<PieceMessage> send, recv;
+    MPI_Request send_request = MPI_REQUEST_NULL;  // posted with part 0
   };
   struct Round {
-    int distance = 0, pw = 1;
     int send_peer = -1, recv_peer = -1;  // ranks in comm
     std::vector<Out> outs;
     std::vector<In> ins;
-    long long send_total = 0, recv_total = 0;  // from the sizes (metadata)
-    std::unique_ptr<PieceMessage> send, recv;
-    std::vector<Copy> copies;  // conflict buffer -> T, after the round
+    std::vector<Part> parts;
   };
+  int post(int round, int part, std::vector<MPI_Request>& requests, PlanStats& stats);
   char* temp_piece(int slot, int k) const;
-  int temp_slot(int i) const;
 
   BruckSetup setup_;
-  int q_ = 0, radix_ = 2, temp_blocks_ = 0, max_pieces_ = 0;
+  int q_ = 0, radix_ = 2, temp_slots_ = 0, max_pieces_ = 0;
   std::vector<Round> rounds_;
   std::vector<std::vector<long long>> arriving_;  // [origin][k]
-  ScratchBuffer temp_, conflict_;
+  ScratchBuffer temp_;
 };
 
 }  // namespace mpix
