@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <climits>
 #include <cmath>
-#include <cstring>
 
 #include "../core/algorithms.hpp"
 #include "../core/comm.hpp"
@@ -141,6 +140,21 @@ int StagePlan::wait() {
   }
   if (after_wait_) MPIX_TRY(after_wait_());
   return MPIX_SUCCESS;
+}
+
+void ByteExchangePlan::init_sides(const PlanContext& context) {
+  ex_ = context.exchange;
+  comm_ = context.mpi_comm;
+  std::vector<bool> used(ex_.size, true);
+  used[ex_.rank] = false;
+  send_.init(ex_.send, used, context.comm->scratch);
+  recv_.init(ex_.recv, used, context.comm->scratch);
+  before_start_ = [this] {
+    MPIX_TRY(send_.pack(comm_));
+    if (ex_.send.block_bytes(ex_.rank) == 0) return MPIX_SUCCESS;
+    return copy_block(ex_.send.block(ex_.rank), ex_.recv.block(ex_.rank), own_staging_, comm_);
+  };
+  after_wait_ = [this] { return recv_.unpack(comm_); };
 }
 
 // ---------------------------------------------------------------- formulas
@@ -370,19 +384,12 @@ namespace {
 // agreed size, so no metadata travels). The own block is copied at start; every
 // other block moves in the core's rounds straight from the send buffer (or its
 // packed copy) to the receive buffer, through T when it needs more than one hop.
-class BruckPlan : public StagePlan {
+class BruckPlan : public ByteExchangePlan {
  public:
   int init(const PlanContext& context, bool uniform) {
-    ex_ = context.exchange;
-    comm_ = context.mpi_comm;
-    ScratchPool& pool = context.comm->scratch;
+    init_sides(context);
     const int size = ex_.size, me = ex_.rank;
     const int radix = context.params.radix_auto ? default_radix(size, ex_.max_block_bytes) : context.params.radix;
-    std::vector<bool> used(size, true);
-    used[me] = false;
-    send_.init(ex_.send, used, pool);
-    recv_.init(ex_.recv, used, pool);
-
     BruckSetup setup;
     setup.comm = comm_;
     setup.tag = context.tag;
@@ -403,24 +410,14 @@ class BruckPlan : public StagePlan {
     std::vector<std::vector<Piece>> in(size);
     for (int o = 0; o < size; ++o)
       if (o != me) in[o] = {recv_.piece(o)};
-    MPIX_TRY(core_.bind(in, pool));
+    MPIX_TRY(core_.bind(in, context.comm->scratch));
     core_.add_stages(&stages_, &stats);
-    before_start_ = [this] {
-      MPIX_TRY(send_.pack(comm_));
-      if (ex_.send.block_bytes(ex_.rank) == 0) return MPIX_SUCCESS;
-      return copy_block(ex_.send.block(ex_.rank), ex_.recv.block(ex_.rank), own_staging_, comm_);
-    };
-    after_wait_ = [this] { return recv_.unpack(comm_); };
-    init_stats.scratch_bytes = core_.scratch_bytes() + send_.staging_bytes() + recv_.staging_bytes();
+    init_stats.scratch_bytes = core_.scratch_bytes() + side_staging_bytes();
     return MPIX_SUCCESS;
   }
 
  private:
-  Exchange ex_;
-  MPI_Comm comm_ = MPI_COMM_NULL;
-  ByteSide send_, recv_;
   TunaCore core_;
-  std::vector<char> own_staging_;
 };
 
 int create(const PlanContext& context, bool uniform, std::unique_ptr<Plan>* plan) {

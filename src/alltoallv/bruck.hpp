@@ -104,6 +104,23 @@ class StagePlan : public Plan {
   std::vector<MPI_Request> requests_;
 };
 
+// What the flat and hierarchical TuNA plans share: every block but the own one as
+// byte runs of the user's buffers; before each start the non-contiguous send blocks
+// are packed and the own block copied; after each wait the non-contiguous receive
+// blocks are unpacked.
+class ByteExchangePlan : public StagePlan {
+ protected:
+  void init_sides(const PlanContext& context);
+  std::size_t side_staging_bytes() const { return send_.staging_bytes() + recv_.staging_bytes(); }
+
+  Exchange ex_;
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  ByteSide send_, recv_;
+
+ private:
+  std::vector<char> own_staging_;
+};
+
 // The radix TuNA and Bruck use when the user leaves it to the library (paper 000,
 // section V-A): 2 below 512 B per block (latency-bound), about sqrt(P) up to 8 KiB
 // (the U-shaped middle), P above (bandwidth-bound).

@@ -33,11 +33,10 @@ namespace {
 
 int modulo(int a, int n) { return ((a % n) + n) % n; }
 
-class HierarchicalTuna : public StagePlan {
+class HierarchicalTuna : public ByteExchangePlan {
  public:
   int init(const PlanContext& context, bool coalesced, const char* name) {
-    ex_ = context.exchange;
-    comm_ = context.mpi_comm;
+    init_sides(context);
     tag_ = context.tag;
     ScratchPool& pool = context.comm->scratch;
     const Locality& loc = context.comm->locality;
@@ -59,11 +58,6 @@ class HierarchicalTuna : public StagePlan {
     // routed[t]: the destinations whose pieces travel through local rank t.
     std::vector<std::vector<int>> routed(q);
     for (int d = 0; d < size; ++d) routed[loc.local_rank_of(d) % q].push_back(d);
-
-    std::vector<bool> used(size, true);
-    used[me] = false;
-    send_.init(ex_.send, used, pool);
-    recv_.init(ex_.recv, used, pool);
 
     BruckSetup setup;
     setup.comm = comm_;
@@ -155,13 +149,7 @@ class HierarchicalTuna : public StagePlan {
       stages_.push_back(Stage{[this, b](std::vector<MPI_Request>& requests) { return post_batch(b, requests); },
                               nullptr, false});
 
-    before_start_ = [this] {
-      MPIX_TRY(send_.pack(comm_));
-      if (ex_.send.block_bytes(ex_.rank) == 0) return MPIX_SUCCESS;
-      return copy_block(ex_.send.block(ex_.rank), ex_.recv.block(ex_.rank), own_staging_, comm_);
-    };
-    after_wait_ = [this] { return recv_.unpack(comm_); };
-    init_stats.scratch_bytes = core_.scratch_bytes() + x_.size() + send_.staging_bytes() + recv_.staging_bytes();
+    init_stats.scratch_bytes = core_.scratch_bytes() + x_.size() + side_staging_bytes();
     return MPIX_SUCCESS;
   }
 
@@ -185,14 +173,10 @@ class HierarchicalTuna : public StagePlan {
     return MPIX_SUCCESS;
   }
 
-  Exchange ex_;
-  MPI_Comm comm_ = MPI_COMM_NULL;
   int tag_ = 0;
-  ByteSide send_, recv_;
   TunaCore core_;
   ScratchBuffer x_;
   std::vector<Batch> batches_;
-  std::vector<char> own_staging_;
 };
 
 int create(const PlanContext& context, bool coalesced, const char* name, std::unique_ptr<Plan>* plan) {
