@@ -112,7 +112,8 @@ int Inbox::drain(MPI_Message* message, long long nbytes) {
 int Inbox::receive(MPI_Message* message, const MPI_Status& status) {
   const int source = status.MPI_SOURCE;
   MPI_Count nbytes = 0;
-  MPIX_CHECK_MPI(MPI_Get_elements_x(&status, MPI_BYTE, &nbytes));
+  MPI_Status copy = status;  // SMPI 3.32 declares the status argument non-const
+  MPIX_CHECK_MPI(MPI_Get_elements_x(&copy, MPI_BYTE, &nbytes));
   if (nbytes > INT_MAX) {
     note(MPIX_ERR_UNSUPPORTED, format("%s: the message from rank %d has %lld bytes; messages of 2 GiB "
                                       "or more are not supported",
