@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <new>
 
+#include "datatype.hpp"
 #include "error.hpp"
 #include "info.hpp"
 
@@ -25,6 +26,10 @@ extern "C" int MPIX_Comm_init(MPIX_Comm** comm, MPI_Comm mpi_comm) {
   if (mpi_comm == MPI_COMM_NULL) return fail(MPIX_ERR_ARG, "MPIX_Comm_init: mpi_comm is MPI_COMM_NULL");
   int ppn = 0;
   int rc = ppn_from_environment(&ppn);
+#ifdef MPIX_SIMULATED
+  double bandwidth = 0;
+  if (rc == MPIX_SUCCESS) rc = copy_bandwidth_from_environment(&bandwidth);
+#endif
   auto* c = new (std::nothrow) MPIX_Comm_s;
   if (!c) return fail(MPIX_ERR_NO_MEM, "MPIX_Comm_init: out of memory");
   c->user_comm = mpi_comm;

@@ -1,11 +1,52 @@
 #include "datatype.hpp"
 
 #include <climits>
+#include <cstdlib>
 #include <cstring>
 
 #include "error.hpp"
 
+#ifdef MPIX_SIMULATED
+#include <simgrid/actor.h>
+#endif
+
 namespace mpix {
+
+#ifdef MPIX_SIMULATED
+int copy_bandwidth_from_environment(double* bytes_per_second) {
+  *bytes_per_second = kDefaultCopyBandwidth;
+  const char* text = std::getenv("MPIX_SIM_COPY_BANDWIDTH");
+  if (!text || !*text) return MPIX_SUCCESS;
+  char* end = nullptr;
+  double value = std::strtod(text, &end);
+  if (end == text || *end != '\0' || !(value > 0) || value > 1e18)
+    return fail(MPIX_ERR_ARG, format("MPIX_SIM_COPY_BANDWIDTH=%s (environment): expected bytes per second, "
+                                     "a number > 0 such as 10e9", text));
+  *bytes_per_second = value;
+  return MPIX_SUCCESS;
+}
+
+// A sleep of the calling simulated rank, as SMPI's own smpi_usleep() does it but
+// without rounding to microseconds: SMPI's timer of real computation is stopped
+// around it (smpi_bench_end/begin), so the charge is the same whether or not SMPI
+// also times real computation (smpi/simulate-computation). A sleep rather than an
+// execution (smpi_execute_benched) so that the charge does not depend on the
+// platform's host speed or on how many ranks share a host's cores.
+void charge_copy(long long bytes) {
+  if (bytes <= 0) return;
+  // Read once per rank (SMPI's privatization gives each rank its own copy of the
+  // program's statics); MPIX_Comm_init has rejected a malformed value already.
+  static const double bandwidth = [] {
+    double value = kDefaultCopyBandwidth;
+    copy_bandwidth_from_environment(&value);
+    return value;
+  }();
+  smpi_bench_end();
+  sg_actor_sleep_for((double)bytes / bandwidth);
+  smpi_bench_begin();
+}
+#endif
+
 
 int describe_type(MPI_Datatype type, const char* what, TypeLayout* layout) {
   if (type == MPI_DATATYPE_NULL) return fail(MPIX_ERR_ARG, format("%s: MPI_DATATYPE_NULL", what));
@@ -20,6 +61,7 @@ int describe_type(MPI_Datatype type, const char* what, TypeLayout* layout) {
 
 int pack_block(const Block& block, char* out, MPI_Comm comm) {
   if (block.count == 0 || block.layout->size == 0) return MPIX_SUCCESS;
+  charge_copy(block.bytes());
   if (block.contiguous()) {
     std::memcpy(out, block.first_byte(), block.bytes());
     return MPIX_SUCCESS;
@@ -33,6 +75,7 @@ int pack_block(const Block& block, char* out, MPI_Comm comm) {
 
 int unpack_block(const char* in, const Block& block, MPI_Comm comm) {
   if (block.count == 0 || block.layout->size == 0) return MPIX_SUCCESS;
+  charge_copy(block.bytes());
   if (block.contiguous()) {
     std::memcpy(block.first_byte(), in, block.bytes());
     return MPIX_SUCCESS;
@@ -59,6 +102,7 @@ int copy_block(const Block& from, const Block& to, char* staging, MPI_Comm comm)
                                      from.bytes(), to.bytes()));
   if (from.bytes() == 0) return MPIX_SUCCESS;
   if (from.contiguous() && to.contiguous()) {
+    charge_copy(from.bytes());
     std::memmove(to.first_byte(), from.first_byte(), from.bytes());
     return MPIX_SUCCESS;
   }

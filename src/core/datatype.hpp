@@ -25,6 +25,22 @@ struct TypeLayout {
   }
 };
 
+// Simulated time of local copies (docs/user-guide.md, "Simulation"). Every byte the
+// library copies, packs, unpacks or rearranges goes through charge_copy: in the SMPI
+// build (MPIX_SIMULATED) the calling rank's simulated clock advances by
+// bytes / copy bandwidth, so that copies cost time although SMPI ignores the real
+// CPU time between MPI calls; in other builds it is nothing. The bandwidth is
+// MPIX_SIM_COPY_BANDWIDTH (bytes per second) or kDefaultCopyBandwidth.
+constexpr double kDefaultCopyBandwidth = 10e9;
+#ifdef MPIX_SIMULATED
+void charge_copy(long long bytes);
+// The copy bandwidth from the environment; MPIX_ERR_ARG for a malformed value
+// (checked by MPIX_Comm_init, so that a typo is an error, not a silent default).
+int copy_bandwidth_from_environment(double* bytes_per_second);
+#else
+inline void charge_copy(long long) {}
+#endif
+
 // Fills `layout`; MPIX_ERR_ARG naming `what` for MPI_DATATYPE_NULL.
 int describe_type(MPI_Datatype type, const char* what, TypeLayout* layout);
 
@@ -38,6 +54,13 @@ struct Block {
   bool contiguous() const { return layout->contiguous(count); }
   char* first_byte() const { return base + layout->true_lb; }
 };
+
+// Sending or receiving a non-contiguous block, MPI packs or unpacks it through a
+// contiguous buffer (MPICH does): a copy of its bytes, charged by the library at
+// every such send and receive it posts (SMPI moves derived datatypes for free).
+inline void charge_mpi_pack(const Block& block) {
+  if (!block.contiguous()) charge_copy(block.bytes());
+}
 
 // Packs `block` into `out` (count*size bytes); direct copy where contiguous.
 int pack_block(const Block& block, char* out, MPI_Comm comm);

@@ -256,9 +256,11 @@ int plan_dense(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm,
 }
 
 int start(MPIX_Request_s* request) {
-  if (request->in_place_bytes > 0)
+  if (request->in_place_bytes > 0) {
+    charge_copy(request->in_place_bytes);
     std::memcpy(request->in_place_copy.data() + request->in_place_copy_offset,
                 request->in_place_source, request->in_place_bytes);
+  }
   request->active = true;
   int rc = request->plan->start();
   if (rc != MPIX_SUCCESS) request->active = false;

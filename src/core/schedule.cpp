@@ -19,6 +19,7 @@ const TypeLayout& byte_layout() {
 }
 
 int Traffic::isend(const Message& m, MPI_Request* request, PlanStats& stats, int tag_offset) {
+  charge_mpi_pack(m.block);
   MPIX_CHECK_MPI(MPI_Isend(m.block.base, m.block.count, m.block.layout->type, m.peer,
                            tag_ + tag_offset, comm_, request));
   stats.messages += 1;
@@ -27,6 +28,9 @@ int Traffic::isend(const Message& m, MPI_Request* request, PlanStats& stats, int
 }
 
 int Traffic::irecv(const Message& m, MPI_Request* request, int tag_offset) {
+  // MPI unpacks a non-contiguous block when it arrives; charged when the receive is
+  // posted (the same total, a little earlier).
+  charge_mpi_pack(m.block);
   MPIX_CHECK_MPI(MPI_Irecv(m.block.base, m.block.count, m.block.layout->type, m.peer,
                            tag_ + tag_offset, comm_, request));
   return MPIX_SUCCESS;

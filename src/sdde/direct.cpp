@@ -13,8 +13,11 @@ std::vector<Outgoing> direct_messages(const SddeContext& context) {
   const SddeCall& call = *context.call;
   std::vector<Outgoing> out;
   out.reserve(call.sends.size());
-  for (const SddeMessage& m : call.sends)
+  for (const SddeMessage& m : call.sends) {
     out.push_back(Outgoing{m.dest, m.dest, m.buf, m.count, call.send_layout.type, call.send_bytes(m)});
+    // MPI packs a non-contiguous send type when the send is posted, right after.
+    if (m.dest != call.rank) charge_mpi_pack(Block{const_cast<char*>(m.buf), m.count, &call.send_layout});
+  }
   return out;
 }
 

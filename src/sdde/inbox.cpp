@@ -124,7 +124,8 @@ int Inbox::receive(MPI_Message* message, const MPI_Status& status) {
   if (count < 0) return drain(message, nbytes);
   Entry entry{source, (int)count, used_};
   if (buffer_) {
-    // Straight into the output, with the receive type.
+    // Straight into the output, with the receive type (which MPI unpacks into).
+    charge_mpi_pack(Block{buffer_ + (MPI_Aint)used_ * call_.recv_layout.extent, (int)count, &call_.recv_layout});
     MPIX_CHECK_MPI(MPI_Mrecv(buffer_ + (MPI_Aint)used_ * call_.recv_layout.extent, (int)count,
                              call_.recv_layout.type, message, MPI_STATUS_IGNORE));
   } else {

@@ -55,6 +55,7 @@ int append_record(std::vector<char>& out, int rank, long long bytes, Fill&& fill
   std::size_t at = out.size();
   out.resize(at + sizeof(RecordHeader) + payload(bytes));
   RecordHeader header{rank, (std::int32_t)bytes};
+  charge_copy(sizeof header);
   std::memcpy(out.data() + at, &header, sizeof header);
   return fill(out.data() + at + sizeof(RecordHeader));
 }
@@ -67,6 +68,7 @@ bool for_each_record(const std::vector<char>& in, Each&& each) {
   while (at < in.size()) {
     RecordHeader header;
     if (in.size() - at < sizeof header) return false;
+    charge_copy(sizeof header);
     std::memcpy(&header, in.data() + at, sizeof header);
     at += sizeof header;
     if (header.bytes < -1 || payload(header.bytes) > in.size() - at) return false;
@@ -98,6 +100,7 @@ class Forwarder : public Receiver {
     bool ok = for_each_record(aggregate, [&](int dest, const char* data, long long bytes) {
       if (dest < 0 || dest >= size || loc.node_of(dest) != node || bytes < 0) return false;
       append_record((*to_local_)[loc.local_rank_of(dest)], status.MPI_SOURCE, bytes, [&](char* out) {
+        charge_copy(bytes);
         if (bytes > 0) std::memcpy(out, data, (std::size_t)bytes);
         return MPIX_SUCCESS;
       });

@@ -44,6 +44,7 @@ int create_window(MPI_Comm comm, MPI_Aint bytes, MPI_Aint mark_bytes, SddeWindow
   MPI_Win_set_errhandler(window->win, MPI_ERRORS_RETURN);
   window->bytes = bytes;
   window->epoch = 0;
+  charge_copy(mark_bytes);
   std::memset(window->base, 0, (std::size_t)mark_bytes);  // epoch 0: never a valid mark
   return MPIX_SUCCESS;
 }
@@ -107,12 +108,14 @@ int run_sdde_rma(SddeContext& context) {
   // The fence made every put visible here; the marks are read as local memory.
   std::uint64_t mark = 0;
   long long arrived = 0;
+  charge_copy(mark_bytes);
   for (int s = 0; s < size; ++s) {
     std::memcpy(&mark, window->base + (MPI_Aint)s * 8, sizeof mark);
     arrived += mark == epoch;
   }
   // The count is exact, so the output is allocated once and filled from the slots.
   MPIX_TRY(context.inbox->expect(arrived, arrived * slot));
+  charge_copy(mark_bytes);
   for (int s = 0; s < size; ++s) {
     std::memcpy(&mark, window->base + (MPI_Aint)s * 8, sizeof mark);
     if (mark == epoch)
