@@ -169,8 +169,7 @@ class NodeAware : public StagePlan {
     sub.params.seed = (unsigned long long)q;
     std::string reason;
     const Algorithm* algorithm = select_dense(kAlltoallv, sub, &reason);
-    if (!algorithm || uses_locality(algorithm->name) ||
-        (algorithm->inapplicable && !algorithm->inapplicable(sub).empty()))
+    if (!algorithm || uses_locality(algorithm->name) || !inapplicable_reason(*algorithm, sub).empty())
       algorithm = find_algorithm("nonblocking", kAlltoallv);
     if (!algorithm) return fail(MPIX_ERR_UNSUPPORTED, "node_aware: no algorithm for the node-local exchange");
     intra_name_ = algorithm->name;

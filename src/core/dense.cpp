@@ -215,11 +215,9 @@ int plan_dense(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm,
   } else if (!algorithm) {
     algorithm = select_dense(a.op, context, &reason);
   }
-  if (algorithm->inapplicable) {
-    std::string why = algorithm->inapplicable(context);
-    if (!why.empty())
-      return fail(MPIX_ERR_UNSUPPORTED, format("%s: algorithm %s: %s", a.name, algorithm->name, why.c_str()));
-  }
+  std::string why = inapplicable_reason(*algorithm, context);
+  if (!why.empty())
+    return fail(MPIX_ERR_UNSUPPORTED, format("%s: algorithm %s: %s", a.name, algorithm->name, why.c_str()));
 
   auto request = std::make_unique<MPIX_Request_s>(comm);
   request->algorithm = algorithm->name;

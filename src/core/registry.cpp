@@ -74,6 +74,19 @@ const std::vector<Algorithm>& algorithms() {
   return list;
 }
 
+std::string unavailable_reason(const Algorithm& algorithm, bool simulated) {
+  if ((algorithm.needs & kNeedsDirectCopy) && simulated)
+    return "needs direct intra-node copies (Linux CMA, CUDA IPC), which do not exist under simulation "
+           "(SimGrid SMPI runs every rank in one process)";
+  return "";
+}
+
+std::string inapplicable_reason(const Algorithm& algorithm, const PlanContext& context) {
+  std::string why = unavailable_reason(algorithm);
+  if (why.empty() && algorithm.inapplicable) why = algorithm.inapplicable(context);
+  return why;
+}
+
 const Algorithm* find_algorithm(const std::string& name, Op op) {
   for (const Algorithm& algorithm : algorithms())
     if ((algorithm.ops & op) && name == algorithm.name) return &algorithm;

@@ -51,6 +51,22 @@ using Applicability = std::string (*)(const PlanContext& context);
 struct SddeContext;
 using SddeRun = int (*)(SddeContext& context);
 
+// What an algorithm needs beyond MPI, as bits of Algorithm::needs.
+enum Need : unsigned {
+  // Direct copies between the memories of processes of one node: Linux cross-memory
+  // attach (process_vm_readv/writev) for host memory, CUDA IPC for device memory.
+  // SimGrid's SMPI runs every simulated rank in one process and models no such
+  // copy, so these algorithms do not apply in the simulated build (MPIX_SIMULATED).
+  // None is implemented yet; the planned ipc_hybrid will need it.
+  kNeedsDirectCopy = 1u << 0,
+};
+
+#ifdef MPIX_SIMULATED
+constexpr bool kSimulatedBuild = true;
+#else
+constexpr bool kSimulatedBuild = false;
+#endif
+
 struct Algorithm {
   const char* name;
   unsigned ops;  // bitwise or of Op
@@ -59,7 +75,16 @@ struct Algorithm {
   Applicability inapplicable;  // nullptr: applies everywhere
   const char* summary;
   SddeRun sdde = nullptr;  // SDDE algorithms (ops kAlltoallCrs/kAlltoallvCrs only)
+  unsigned needs = 0;      // bitwise or of Need
 };
+
+// Empty if a build can run `algorithm` at all (by default this build), else why
+// not: what Algorithm::needs asks for and the build lacks.
+std::string unavailable_reason(const Algorithm& algorithm, bool simulated = kSimulatedBuild);
+// Empty if `algorithm` applies to the call of `context`, else why not: first
+// unavailable_reason(), then the algorithm's own `inapplicable`. Asked for
+// explicitly, an inapplicable algorithm fails with MPIX_ERR_UNSUPPORTED and this text.
+std::string inapplicable_reason(const Algorithm& algorithm, const PlanContext& context);
 
 const std::vector<Algorithm>& algorithms();
 const Algorithm* find_algorithm(const std::string& name, Op op);

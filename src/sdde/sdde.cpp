@@ -240,6 +240,9 @@ int run(const SddeArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm) {
   if (!algorithm)
     algorithm = select_sdde(a.op, comm->size, comm->locality.num_nodes(), all[4], all[5], all[6], &reason);
   const std::string name = algorithm->name;
+  const std::string unavailable = unavailable_reason(*algorithm);  // the same on every rank
+  if (!unavailable.empty())
+    return fail(MPIX_ERR_UNSUPPORTED, format("%s: algorithm %s: %s", a.name, algorithm->name, unavailable.c_str()));
   if (name == "rma" && call.message_bytes < 0)
     return fail(MPIX_ERR_ARG, format("%s: algorithm rma: ranks give different message sizes (recvcount x size "
                                      "of recvtype, %lld to %lld bytes)", a.name, -all[9], all[8]));
