@@ -18,9 +18,11 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <new>
 #include <random>
 #include <set>
 #include <sstream>
@@ -41,6 +43,9 @@ using mpix::workload::Distribution;
 using KeyValues = std::vector<std::pair<std::string, std::string>>;
 
 const char* const kUsage = R"(Usage: mpiexec.mpich -n P mpix-bench [options]
+       smpirun -np P -platform PLATFORM.xml [-hostfile FILE] \
+           --cfg=smpi/simulate-computation:no build-smpi/tools/mpix-bench [options]
+           for the simulated build: see docs/user-guide.md, section Simulation
 
 Times MPIX_Alltoall or MPIX_Alltoallv for each algorithm of the library's registry,
 each message size and each block-size distribution, and prints one row per run.
@@ -85,7 +90,12 @@ Options (a value may follow as the next argument or after '='):
   --check                    compare every algorithm's receive buffer, byte for
                              byte, with pmpi's (after the timed calls and after the
                              persistent run) and report it in a 'check' column;
-                             the exit status is 1 if any run mismatched
+                             the exit status is 1 if any run mismatched.
+                             In the simulated build (SMPI), send and receive
+                             buffers are SMPI_SHARED_MALLOC memory that all ranks
+                             share (so that 1024 simulated ranks fit in memory),
+                             and hold no meaningful data, unless --check is given:
+                             then every rank has its own, filled and compared
   --seed N                   seed of the block sizes of the distributions (default 1;
                              the seed of the randomized algorithms is mpix_seed)
   --help                     this text
@@ -93,7 +103,9 @@ Options (a value may follow as the next argument or after '='):
 Timing: each iteration is MPI_Barrier, then one blocking MPIX_Alltoall(v) with an
 MPIX_Info that sets mpix_<op>_algorithm and the swept keys; the iteration's time
 is the maximum over ranks (MPI_Allreduce MAX). Buffers are MPI_BYTE blocks packed
-one after the other.
+one after the other. Under SMPI, MPI_Wtime is the simulated clock: times are
+simulated microseconds, and every byte the library copies is charged at
+MPIX_SIM_COPY_BANDWIDTH bytes/s (default 10e9).
 
 Columns:
   op               alltoall or alltoallv
@@ -404,13 +416,72 @@ bool all_succeeded(int rc, MPI_Comm comm, std::string* error) {
 
 // --- one run ---------------------------------------------------------------------
 
+// A send or receive buffer. In the simulated build (SMPI, MPIX_SIMULATED) without
+// --check it is SMPI_SHARED_MALLOC memory: SMPI maps the same few physical pages
+// under every such allocation of every rank, so that a thousand simulated ranks
+// do not need a thousand real buffers (and SMPI skips the copies of messages
+// between shared buffers). Its contents are then meaningless, which is why
+// --check always uses private memory.
+class Buffer {
+ public:
+  Buffer() = default;
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+  ~Buffer() { release(); }
+
+  void allocate(std::size_t bytes, bool shared) {
+    release();
+    bytes = std::max<std::size_t>(bytes, 1);
+#ifdef MPIX_SIMULATED
+    shared_ = shared;
+    if (shared_) {
+      data_ = static_cast<char*>(SMPI_SHARED_MALLOC(bytes));
+      size_ = bytes;
+      return;
+    }
+#else
+    (void)shared;
+#endif
+    data_ = static_cast<char*>(std::malloc(bytes));
+    if (!data_) throw std::bad_alloc();
+    size_ = bytes;
+  }
+  char* data() const { return data_; }
+  std::size_t size() const { return size_; }
+  bool shared() const { return shared_; }
+
+ private:
+  void release() {
+    if (!data_) return;
+#ifdef MPIX_SIMULATED
+    if (shared_) SMPI_SHARED_FREE(data_);
+    else std::free(data_);
+#else
+    std::free(data_);
+#endif
+    data_ = nullptr;
+    size_ = 0;
+    shared_ = false;
+  }
+  char* data_ = nullptr;
+  std::size_t size_ = 0;
+  bool shared_ = false;
+};
+
+#ifdef MPIX_SIMULATED
+constexpr bool kSimulated = true;
+#else
+constexpr bool kSimulated = false;
+#endif
+
 // The buffers of one (distribution, size): MPI_BYTE blocks, packed.
 struct Workload {
   std::string dist;
   long long max_block = 0;  // S, or the real largest block for fixed distributions
   int block = 0;            // alltoall: bytes per block
   std::vector<int> scounts, sdispls, rcounts, rdispls;
-  std::vector<char> send, recv, reference;
+  Buffer send, recv;  // shared between ranks in the simulated build unless --check
+  std::vector<char> reference;
   bool have_reference = false;
 };
 
@@ -452,10 +523,14 @@ void build_workload(const Options& o, Distribution dist, long long S, int rank, 
     stotal += w->scounts[peer];
     rtotal += w->rcounts[peer];
   }
-  w->send.assign((std::size_t)std::max(stotal, 1LL), 0);
-  w->recv.assign((std::size_t)std::max(rtotal, 1LL), (char)0xA5);
-  for (int peer = 0; peer < size; ++peer)
-    for (long long k = 0; k < w->scounts[peer]; ++k) w->send[w->sdispls[peer] + k] = pattern(rank, peer, k);
+  const bool shared = kSimulated && !o.check;
+  w->send.allocate((std::size_t)stotal, shared);
+  w->recv.allocate((std::size_t)rtotal, shared);
+  if (!shared) {  // shared buffers hold no meaningful data: not filled
+    std::memset(w->recv.data(), 0xA5, w->recv.size());
+    for (int peer = 0; peer < size; ++peer)
+      for (long long k = 0; k < w->scounts[peer]; ++k) w->send.data()[w->sdispls[peer] + k] = pattern(rank, peer, k);
+  }
   w->reference.clear();
   w->have_reference = false;
 }
@@ -512,7 +587,7 @@ class Bench {
   long long compare(const Workload& w) const {
     if (!w.have_reference) return 0;
     long long differ = 0;
-    for (std::size_t i = 0; i < w.recv.size(); ++i) differ += w.recv[i] != w.reference[i];
+    for (std::size_t i = 0; i < w.recv.size(); ++i) differ += w.recv.data()[i] != w.reference[i];
     return differ;
   }
 
@@ -534,7 +609,7 @@ class Bench {
     }
 
     // Timed blocking calls.
-    std::fill(w.recv.begin(), w.recv.end(), (char)0xA5);
+    if (o_.check) std::memset(w.recv.data(), 0xA5, w.recv.size());
     std::vector<double> times;
     for (int it = 0; it < o_.warmup + o_.iters; ++it) {
       MPI_Barrier(world_);
@@ -558,7 +633,7 @@ class Bench {
     long long mismatch = 0;
     if (o_.check) {
       if (is_reference) {
-        w.reference = w.recv;
+        w.reference.assign(w.recv.data(), w.recv.data() + w.recv.size());
         w.have_reference = true;
       } else {
         mismatch += compare(w);
@@ -570,7 +645,7 @@ class Bench {
     rc = init(w, info, &request);
     MPIX_Info_free(&info);
     if (!all_succeeded(rc, world_, &row.error)) return row;
-    std::fill(w.recv.begin(), w.recv.end(), (char)0xA5);
+    if (o_.check) std::memset(w.recv.data(), 0xA5, w.recv.size());
     rc = MPIX_Start(request);
     if (rc == MPIX_SUCCESS) rc = MPIX_Wait(request, MPI_STATUS_IGNORE);
     if (!all_succeeded(rc, world_, &row.error)) {
