@@ -7,7 +7,9 @@ set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 MPI="${MPIX_MPI:-mpich}"
-PACKAGES=(g++ pkg-config meson ninja-build mpich libmpich-dev catch2)
+# libsimgrid-dev: SimGrid's SMPI (smpicxx, smpirun), for the simulated build that the
+# smpi-smoke test builds and runs (scripts/build-smpi.sh).
+PACKAGES=(g++ pkg-config meson ninja-build mpich libmpich-dev catch2 libsimgrid-dev)
 [ "$MPI" = "ompi" ] && PACKAGES+=(openmpi-bin libopenmpi-dev)
 
 missing=()
