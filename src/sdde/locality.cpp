@@ -78,11 +78,11 @@ bool for_each_record(const std::vector<char>& in, Each&& each) {
   return true;
 }
 
-int receive_bytes(MPI_Message* message, const MPI_Status& status, std::vector<char>* buffer) {
+int receive_bytes(ProbedMessage* message, const MPI_Status& status, std::vector<char>* buffer) {
   int bytes = 0;
   MPIX_CHECK_MPI(MPI_Get_count(&status, MPI_BYTE, &bytes));
   buffer->resize((std::size_t)bytes);
-  MPIX_CHECK_MPI(MPI_Mrecv(buffer->data(), bytes, MPI_BYTE, message, MPI_STATUS_IGNORE));
+  MPIX_CHECK_MPI(receive_probed(buffer->data(), bytes, MPI_BYTE, message, MPI_STATUS_IGNORE));
   return MPIX_SUCCESS;
 }
 
@@ -92,7 +92,7 @@ class Forwarder : public Receiver {
   Forwarder(const SddeContext& context, std::vector<std::vector<char>>* to_local)
       : context_(context), to_local_(to_local) {}
 
-  int receive(MPI_Message* message, const MPI_Status& status) override {
+  int receive(ProbedMessage* message, const MPI_Status& status) override {
     std::vector<char> aggregate;
     MPIX_TRY(receive_bytes(message, status, &aggregate));
     const Locality& loc = context_.comm->locality;
@@ -143,7 +143,7 @@ int deliver(const SddeContext& context, std::vector<char>&& aggregate, int sende
 class Delivery : public Receiver {
  public:
   explicit Delivery(const SddeContext& context) : context_(context) {}
-  int receive(MPI_Message* message, const MPI_Status& status) override {
+  int receive(ProbedMessage* message, const MPI_Status& status) override {
     std::vector<char> aggregate;
     MPIX_TRY(receive_bytes(message, status, &aggregate));
     return deliver(context_, std::move(aggregate), status.MPI_SOURCE);

@@ -6,6 +6,38 @@
 
 namespace mpix {
 
+int probe_message(int tag, MPI_Comm comm, ProbedMessage* message, MPI_Status* status) {
+  message->comm = comm;
+  message->tag = tag;
+#ifdef MPIX_SIMULATED
+  MPIX_CHECK_MPI(MPI_Probe(MPI_ANY_SOURCE, tag, comm, status));
+#else
+  MPIX_CHECK_MPI(MPI_Mprobe(MPI_ANY_SOURCE, tag, comm, &message->message, status));
+#endif
+  message->source = status->MPI_SOURCE;
+  return MPIX_SUCCESS;
+}
+
+int iprobe_message(int tag, MPI_Comm comm, int* found, ProbedMessage* message, MPI_Status* status) {
+  message->comm = comm;
+  message->tag = tag;
+#ifdef MPIX_SIMULATED
+  MPIX_CHECK_MPI(MPI_Iprobe(MPI_ANY_SOURCE, tag, comm, found, status));
+#else
+  MPIX_CHECK_MPI(MPI_Improbe(MPI_ANY_SOURCE, tag, comm, found, &message->message, status));
+#endif
+  if (*found) message->source = status->MPI_SOURCE;
+  return MPIX_SUCCESS;
+}
+
+int receive_probed(void* buf, int count, MPI_Datatype type, ProbedMessage* message, MPI_Status* status) {
+#ifdef MPIX_SIMULATED
+  return MPI_Recv(buf, count, type, message->source, message->tag, message->comm, status);
+#else
+  return MPI_Mrecv(buf, count, type, &message->message, status);
+#endif
+}
+
 void count_sends(const SddeContext& context, const std::vector<Outgoing>& out, SddeStats* stats) {
   const Locality& loc = context.comm->locality;
   const int me = context.call->rank;
@@ -38,9 +70,9 @@ int post_sends(MPI_Comm comm, int tag, const std::vector<Outgoing>& out, bool sy
 // Receives `count` messages with matched blocking probes.
 int receive_counted(MPI_Comm comm, int tag, long long count, Receiver& receiver) {
   for (long long i = 0; i < count; ++i) {
-    MPI_Message message;
+    ProbedMessage message;
     MPI_Status status;
-    MPIX_CHECK_MPI(MPI_Mprobe(MPI_ANY_SOURCE, tag, comm, &message, &status));
+    MPIX_TRY(probe_message(tag, comm, &message, &status));
     MPIX_TRY(receiver.receive(&message, status));
   }
   return MPIX_SUCCESS;
@@ -99,9 +131,9 @@ int nbx_exchange(MPI_Comm comm, int tag, const std::vector<Outgoing>& out, long 
   bool in_barrier = false;
   for (;;) {
     int found = 0;
-    MPI_Message message;
+    ProbedMessage message;
     MPI_Status status;
-    MPIX_CHECK_MPI(MPI_Improbe(MPI_ANY_SOURCE, tag, comm, &found, &message, &status));
+    MPIX_TRY(iprobe_message(tag, comm, &found, &message, &status));
     if (found) {
       MPIX_TRY(receiver.receive(&message, status));
       continue;

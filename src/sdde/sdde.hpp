@@ -80,6 +80,27 @@ struct SddeResult {
   ~SddeResult();
 };
 
+// A message found by a matched probe, to be received with receive_probed()
+// (protocol.cpp). Where MPI has matched probes (MPI_Mprobe, MPI_Improbe, MPI_Mrecv),
+// it is MPI's MPI_Message. SimGrid's SMPI 3.32 has none of them (they abort with
+// "Not yet implemented"): the simulated build probes with MPI_Probe / MPI_Iprobe
+// and receives with MPI_Recv from the probed source with the probed tag, which
+// receives the probed message (MPI 4.0, section 3.8.1) because nothing else
+// receives on that communicator with that tag in between: every call has tags of
+// its own, and one call runs in one thread.
+struct ProbedMessage {
+  MPI_Message message = MPI_MESSAGE_NULL;
+  MPI_Comm comm = MPI_COMM_NULL;
+  int source = MPI_ANY_SOURCE;
+  int tag = MPI_ANY_TAG;
+};
+// Blocking and non-blocking matched probes for a message of any source with `tag`.
+int probe_message(int tag, MPI_Comm comm, ProbedMessage* message, MPI_Status* status);
+int iprobe_message(int tag, MPI_Comm comm, int* found, ProbedMessage* message, MPI_Status* status);
+// Receives a probed message (as MPI_Mrecv); returns MPI's code, so that a caller
+// may tell MPI_ERR_TRUNCATE from other failures.
+int receive_probed(void* buf, int count, MPI_Datatype type, ProbedMessage* message, MPI_Status* status);
+
 // What a discovery protocol does with each message it matched.
 class Receiver {
  public:
@@ -91,10 +112,10 @@ class Receiver {
     (void)bytes;
     return MPIX_SUCCESS;
   }
-  // Receives the matched message (MPI_Mrecv). Returns an error only when MPI fails;
+  // Receives the matched message (receive_probed). Returns an error only when MPI fails;
   // a message that is wrong for the call is received, dropped and noted, so that
   // the protocol completes on every rank.
-  virtual int receive(MPI_Message* message, const MPI_Status& status) = 0;
+  virtual int receive(ProbedMessage* message, const MPI_Status& status) = 0;
 };
 
 // Collects the messages of a call and builds the outputs.
@@ -113,7 +134,7 @@ class Inbox : public Receiver {
   Inbox& operator=(const Inbox&) = delete;
 
   int expect(long long messages, long long bytes) override;
-  int receive(MPI_Message* message, const MPI_Status& status) override;
+  int receive(ProbedMessage* message, const MPI_Status& status) override;
   // A message that reached this rank inside an aggregate (the *_loc algorithms) or
   // a window slot (rma): `nbytes` packed bytes from `source`. They must stay valid
   // until finish() (see keep()), unless expect() was called (then they are copied
@@ -139,7 +160,7 @@ class Inbox : public Receiver {
   // Checks a message of `nbytes` bytes from `source`; its element count, or -1
   // (noted) if it is wrong for the call.
   long long admit(int source, long long nbytes);
-  int drain(MPI_Message* message, long long nbytes);
+  int drain(ProbedMessage* message, long long nbytes);
   MPI_Aint span(long long elements) const;
 
   const SddeCall& call_;
