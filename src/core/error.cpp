@@ -3,14 +3,33 @@
 #include <cstdarg>
 #include <cstdio>
 
+#ifdef MPIX_SIMULATED
+#include <simgrid/actor.h>
+
+#include <map>
+#endif
+
 namespace {
-thread_local std::string last_error_message;
+#ifdef MPIX_SIMULATED
+// SMPI runs every simulated rank in the one OS thread of the simulator, so a
+// thread_local would be one variable for all of them. smpirun's default
+// privatization (smpi/privatization:dlopen) gives each rank its own copy of the
+// program's data, this one included; keyed by the simulated process, the message
+// stays per rank also with privatization off.
+std::string& last_error() {
+  static std::map<aid_t, std::string> by_rank;
+  return by_rank[sg_actor_self_get_pid()];
 }
+#else
+thread_local std::string last_error_message;
+std::string& last_error() { return last_error_message; }
+#endif
+}  // namespace
 
 namespace mpix {
 
 int fail(int code, std::string message) {
-  last_error_message = std::move(message);
+  last_error() = std::move(message);
   return code;
 }
 
@@ -47,4 +66,4 @@ extern "C" const char* MPIX_Error_string(int code) {
   }
 }
 
-extern "C" const char* MPIX_Last_error_message(void) { return last_error_message.c_str(); }
+extern "C" const char* MPIX_Last_error_message(void) { return last_error().c_str(); }
