@@ -78,6 +78,67 @@ int receive_counted(MPI_Comm comm, int tag, long long count, Receiver& receiver)
   return MPIX_SUCCESS;
 }
 
+// The non-blocking barrier that ends NBX.
+#ifdef MPIX_SIMULATED
+// SimGrid's SMPI 3.32 MPI_Ibarrier is not a barrier: rank 0 posts its release
+// messages as soon as it enters, so every other rank completes it once rank 0 has
+// entered, whether or not the rest have (seen: NBX at 8 ranks lost a message and
+// hung). The simulated build uses a dissemination barrier instead: ceil(log2 P)
+// rounds of zero-byte messages, round k to rank + 2^k and from rank - 2^k (distinct
+// sources, so one tag serves every round), each round posted once the previous one
+// completed, advanced by test().
+class Ibarrier {
+ public:
+  int start(MPI_Comm comm, int tag) {
+    comm_ = comm;
+    tag_ = tag;
+    MPIX_CHECK_MPI(MPI_Comm_size(comm, &size_));
+    MPIX_CHECK_MPI(MPI_Comm_rank(comm, &rank_));
+    distance_ = 1;
+    return post();
+  }
+  int test(int* done) {
+    for (;;) {
+      if (distance_ >= size_) {
+        *done = 1;
+        return MPIX_SUCCESS;
+      }
+      MPIX_CHECK_MPI(MPI_Testall(2, requests_, done, MPI_STATUSES_IGNORE));
+      if (!*done) return MPIX_SUCCESS;
+      distance_ *= 2;
+      MPIX_TRY(post());
+    }
+  }
+
+ private:
+  int post() {
+    if (distance_ >= size_) return MPIX_SUCCESS;
+    MPIX_CHECK_MPI(MPI_Irecv(nullptr, 0, MPI_BYTE, (rank_ - distance_ % size_ + size_) % size_, tag_, comm_,
+                             &requests_[0]));
+    MPIX_CHECK_MPI(MPI_Isend(nullptr, 0, MPI_BYTE, (rank_ + distance_) % size_, tag_, comm_, &requests_[1]));
+    return MPIX_SUCCESS;
+  }
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  int tag_ = 0, size_ = 1, rank_ = 0, distance_ = 1;
+  MPI_Request requests_[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+};
+#else
+class Ibarrier {
+ public:
+  int start(MPI_Comm comm, int) {
+    MPIX_CHECK_MPI(MPI_Ibarrier(comm, &request_));
+    return MPIX_SUCCESS;
+  }
+  int test(int* done) {
+    MPIX_CHECK_MPI(MPI_Test(&request_, done, MPI_STATUS_IGNORE));
+    return MPIX_SUCCESS;
+  }
+
+ private:
+  MPI_Request request_ = MPI_REQUEST_NULL;
+};
+#endif
+
 }  // namespace
 
 // Why MPI_Reduce_scatter_block and not the paper's MPI_Allreduce of a P-vector:
@@ -127,7 +188,7 @@ int nbx_exchange(MPI_Comm comm, int tag, const std::vector<Outgoing>& out, long 
   // completed" means "all my messages were received"; the barrier then completes
   // once that holds on every rank, and nothing of this call can still be in flight.
   MPIX_TRY(post_sends(comm, tag, out, true, &requests));
-  MPI_Request barrier = MPI_REQUEST_NULL;
+  Ibarrier barrier;
   bool in_barrier = false;
   for (;;) {
     int found = 0;
@@ -142,12 +203,12 @@ int nbx_exchange(MPI_Comm comm, int tag, const std::vector<Outgoing>& out, long 
     if (!in_barrier) {
       MPIX_CHECK_MPI(MPI_Testall((int)requests.size(), requests.data(), &done, MPI_STATUSES_IGNORE));
       if (done) {
-        MPIX_CHECK_MPI(MPI_Ibarrier(comm, &barrier));
+        MPIX_TRY(barrier.start(comm, tag + kTagBarrier));
         ++stats->collectives;
         in_barrier = true;
       }
     } else {
-      MPIX_CHECK_MPI(MPI_Test(&barrier, &done, MPI_STATUS_IGNORE));
+      MPIX_TRY(barrier.test(&done));
       if (done) return MPIX_SUCCESS;
     }
   }

@@ -38,6 +38,9 @@ enum SddeTag : int {
   kTagDirect = 0,     // personalized, nonblocking: the messages themselves
   kTagInterNode = 1,  // *_loc phase 1: one aggregate per destination node
   kTagIntraNode = 2,  // *_loc phase 2: redistribution inside the node
+  // Added to an NBX exchange's tag: the messages of its barrier in the simulated
+  // build (protocol.cpp), so 4..6; never probed for.
+  kTagBarrier = 4,
 };
 
 // One message this rank sends: `count` elements of the send type at `buf`.
