@@ -29,6 +29,7 @@
 using harness::all_ranks;
 using harness::Comm;
 using harness::message_has;
+using mpix::workload::block_owner;
 
 namespace {
 
@@ -294,14 +295,6 @@ Matrix read_matrix_market(const std::string& path) {
   return m;
 }
 
-// Block partition of n items over P ranks: rank r owns [first(r), first(r + 1)).
-int block_first(int n, int size, int r) { return (int)((long long)n * r / size); }
-int block_owner(int n, int size, int i) {
-  int r = (int)((long long)i * size / n);
-  while (block_first(n, size, r + 1) <= i) ++r;
-  while (block_first(n, size, r) > i) --r;
-  return r;
-}
 
 // needs[r][q]: the columns (entries of x) owned by q that rank r's rows use, sorted.
 std::vector<std::map<int, std::vector<int>>> halo(const Matrix& a, int size) {

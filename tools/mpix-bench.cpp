@@ -40,6 +40,7 @@
 namespace {
 
 using mpix::workload::Distribution;
+using mpix::workload::block_owner;
 using KeyValues = std::vector<std::pair<std::string, std::string>>;
 
 const char* const kUsage = R"(Usage: mpiexec.mpich -n P mpix-bench [options]
@@ -836,14 +837,6 @@ struct SddePattern {
   std::vector<std::vector<std::pair<int, std::vector<int>>>> sends;
 };
 
-// Block partition of n items over P ranks: rank r owns [first(r), first(r + 1)).
-int block_first(int n, int size, int r) { return (int)((long long)n * r / size); }
-int block_owner(int n, int size, int i) {
-  int r = (int)((long long)i * size / n);
-  while (block_first(n, size, r + 1) <= i) ++r;
-  while (block_first(n, size, r) > i) --r;
-  return r;
-}
 
 // The SpMV pattern of a Matrix Market file: rank r asks the owner of each column it
 // needs (x split like the rows) for it; alltoallv_crs sends the column indices,

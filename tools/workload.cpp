@@ -77,5 +77,14 @@ long long block_bytes(Distribution distribution, long long max_bytes, int source
   return 0;
 }
 
+int block_first(int n, int size, int rank) { return (int)((long long)n * rank / size); }
+
+int block_owner(int n, int size, int item) {
+  int rank = (int)((long long)item * size / n);
+  while (block_first(n, size, rank + 1) <= item) ++rank;
+  while (block_first(n, size, rank) > item) --rank;
+  return rank;
+}
+
 }  // namespace workload
 }  // namespace mpix

@@ -32,5 +32,10 @@ bool fixed_sizes(Distribution distribution);
 long long block_bytes(Distribution distribution, long long max_bytes, int source, int dest, int size,
                       std::uint64_t seed);
 
+// Block partition of n items (matrix rows, say) over P ranks: rank r owns
+// [block_first(r), block_first(r + 1)).
+int block_first(int n, int size, int rank);
+int block_owner(int n, int size, int item);
+
 }  // namespace workload
 }  // namespace mpix
