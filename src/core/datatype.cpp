@@ -47,7 +47,6 @@ void charge_copy(long long bytes) {
 }
 #endif
 
-
 int describe_type(MPI_Datatype type, const char* what, TypeLayout* layout) {
   if (type == MPI_DATATYPE_NULL) return fail(MPIX_ERR_ARG, format("%s: MPI_DATATYPE_NULL", what));
   layout->type = type;
