@@ -37,7 +37,6 @@ def load(name):
 
 
 simulate = load("simulate")
-report = load("report")
 import workload  # noqa: E402 (bench/ is on the path only now)
 
 results = []
@@ -109,11 +108,9 @@ def test_resume_keys():
 
 
 def test_plans():
-    import argparse
     known = set(simulate.PARAMS)
     for quick in (True, False):
-        args = argparse.Namespace(quick=quick, ppn=32, platforms=list(simulate.PLATFORMS), overhead_scale=1.0)
-        jobs = simulate.plan(args)
+        jobs = simulate.default_plan(quick)
         keys = [k for j in jobs for k in j.keys()]
         check("plan %s: no configuration twice" % ("--quick" if quick else "full"), len(keys) == len(set(keys)),
               len(keys) - len(set(keys)))
