@@ -46,7 +46,7 @@ int main(int argc, char** argv) {
   MPIX_Info_set(info, "mpix_alltoallv_algorithm", "multipair_waitany");
   MPIX_Info_set(info, "mpix_stride", "4");
   MPIX_Request* request;
-  MPIX_Alltoallv_init(sendbuf, sendcounts, sdispls, MPI_DOUBLE, recvbuf, recvcounts, rdispls, MPI_DOUBLE,
+  MPIX_Alltoallv_plan(sendbuf, sendcounts, sdispls, MPI_DOUBLE, recvbuf, recvcounts, rdispls, MPI_DOUBLE,
                       info, comm, &request);
   for (int iteration = 0; iteration < 3; ++iteration) {
     MPIX_Start(request);

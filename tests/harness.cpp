@@ -159,12 +159,12 @@ bool run_dense_case(const DenseCase& c, MPIX_Comm* comm, std::string* why) {
   auto call = [&](MPIX_Request** request) {
     if (c.alltoall) {
       if (request)
-        return MPIX_Alltoall_init(sendbuf, send_counts[0], send_type, recv.data(), recv_counts[0], tc.recv,
+        return MPIX_Alltoall_plan(sendbuf, send_counts[0], send_type, recv.data(), recv_counts[0], tc.recv,
                                   info.info, comm, request);
       return MPIX_Alltoall(sendbuf, send_counts[0], send_type, recv.data(), recv_counts[0], tc.recv, info.info, comm);
     }
     if (request)
-      return MPIX_Alltoallv_init(sendbuf, send.counts.data(), send.displs.data(), send_type, recv.data(),
+      return MPIX_Alltoallv_plan(sendbuf, send.counts.data(), send.displs.data(), send_type, recv.data(),
                                  recv.counts.data(), recv.displs.data(), tc.recv, info.info, comm, request);
     return MPIX_Alltoallv(sendbuf, send.counts.data(), send.displs.data(), send_type, recv.data(),
                           recv.counts.data(), recv.displs.data(), tc.recv, info.info, comm);

@@ -32,7 +32,7 @@ int main(int argc, char** argv) {
   for (int i = 0; i < size; ++i)
     if (recv[i] != i * 1000 + rank) errors++;
 
-  if (MPIX_Alltoall_init(send, 1, MPI_INT, recv, 1, MPI_INT, NULL, comm, &request) != MPIX_SUCCESS) errors++;
+  if (MPIX_Alltoall_plan(send, 1, MPI_INT, recv, 1, MPI_INT, NULL, comm, &request) != MPIX_SUCCESS) errors++;
   if (MPIX_Start(request) != MPIX_SUCCESS) errors++;
   if (MPIX_Wait(request, MPI_STATUS_IGNORE) != MPIX_SUCCESS) errors++;
   if (MPIX_Request_free(&request) != MPIX_SUCCESS || request != NULL) errors++;

@@ -166,10 +166,10 @@ TEST_CASE("invalid arguments return an error naming them; the comm stays usable"
                        MPI_INT, nullptr, c.comm) == MPIX_SUCCESS);
 
   // Persistent: a NULL request pointer; a request that cannot be made stays NULL.
-  CHECK(MPIX_Alltoall_init(ex.send.data(), 1, MPI_INT, ex.recv.data(), 1, MPI_INT, nullptr, c.comm, nullptr) ==
+  CHECK(MPIX_Alltoall_plan(ex.send.data(), 1, MPI_INT, ex.recv.data(), 1, MPI_INT, nullptr, c.comm, nullptr) ==
         MPIX_ERR_ARG);
   MPIX_Request* request = reinterpret_cast<MPIX_Request*>(&anything);
-  CHECK(MPIX_Alltoall_init(ex.send.data(), -1, MPI_INT, ex.recv.data(), 1, MPI_INT, nullptr, c.comm, &request) ==
+  CHECK(MPIX_Alltoall_plan(ex.send.data(), -1, MPI_INT, ex.recv.data(), 1, MPI_INT, nullptr, c.comm, &request) ==
         MPIX_ERR_ARG);
   CHECK(request == nullptr);
   CHECK(MPIX_Start(nullptr) == MPIX_ERR_ARG);
@@ -217,7 +217,7 @@ TEST_CASE("algorithm choice: info, then environment, then auto", "[info]") {
   auto chosen = [&](MPIX_Info* info) {
     MPIX_Request* request = nullptr;
     std::string name;
-    if (MPIX_Alltoallv_init(ex.send.data(), ex.counts.data(), ex.displs.data(), MPI_INT, ex.recv.data(),
+    if (MPIX_Alltoallv_plan(ex.send.data(), ex.counts.data(), ex.displs.data(), MPI_INT, ex.recv.data(),
                             ex.counts.data(), ex.displs.data(), MPI_INT, info, c.comm, &request) == MPIX_SUCCESS) {
       name = request->algorithm;
       MPIX_Request_free(&request);
@@ -244,7 +244,7 @@ TEST_CASE("algorithm choice: info, then environment, then auto", "[info]") {
   CHECK(chosen(multipair.info).find("MPIX_STRIDE (environment)=0") != std::string::npos);
   setenv("MPIX_STRIDE", "2", 1);
   MPIX_Request* request = nullptr;
-  REQUIRE(MPIX_Alltoallv_init(ex.send.data(), ex.counts.data(), ex.displs.data(), MPI_INT, ex.recv.data(),
+  REQUIRE(MPIX_Alltoallv_plan(ex.send.data(), ex.counts.data(), ex.displs.data(), MPI_INT, ex.recv.data(),
                               ex.counts.data(), ex.displs.data(), MPI_INT, multipair.info, c.comm,
                               &request) == MPIX_SUCCESS);
   CHECK(request->params == "stride=2");
@@ -277,9 +277,9 @@ TEST_CASE("persistent requests: start, wait, reuse, several active at once", "[p
   for (int& v : b.send) v += 50000;
   harness::Info info{{"mpix_alltoallv_algorithm", "pairwise"}};
   MPIX_Request *ra = nullptr, *rb = nullptr;
-  REQUIRE(MPIX_Alltoallv_init(a.send.data(), a.counts.data(), a.displs.data(), MPI_INT, a.recv.data(),
+  REQUIRE(MPIX_Alltoallv_plan(a.send.data(), a.counts.data(), a.displs.data(), MPI_INT, a.recv.data(),
                               a.counts.data(), a.displs.data(), MPI_INT, info.info, c.comm, &ra) == MPIX_SUCCESS);
-  REQUIRE(MPIX_Alltoallv_init(b.send.data(), b.counts.data(), b.displs.data(), MPI_INT, b.recv.data(),
+  REQUIRE(MPIX_Alltoallv_plan(b.send.data(), b.counts.data(), b.displs.data(), MPI_INT, b.recv.data(),
                               b.counts.data(), b.displs.data(), MPI_INT, info.info, c.comm, &rb) == MPIX_SUCCESS);
   // Wait on a request never started returns at once.
   MPI_Status status;
@@ -431,7 +431,7 @@ TEST_CASE("scratch memory is taken from the communicator's pool", "[scratch]") {
   // In place: the copy of the receive blocks is scratch.
   std::vector<int> buffer(size * 4, 1);
   MPIX_Request* request = nullptr;
-  REQUIRE(MPIX_Alltoall_init(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, buffer.data(), 4, MPI_INT, nullptr, c.comm,
+  REQUIRE(MPIX_Alltoall_plan(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, buffer.data(), 4, MPI_INT, nullptr, c.comm,
                              &request) == MPIX_SUCCESS);
   CHECK(request->plan->init_stats.scratch_bytes == buffer.size() * sizeof(int));
   CHECK(c.comm->scratch.in_use() == buffer.size() * sizeof(int));
@@ -451,7 +451,7 @@ TEST_CASE("tuning files: rules, precedence, and files that are missing or malfor
   };
   auto run = [&](MPIX_Info* info, std::string* algorithm, std::string* params) {
     MPIX_Request* request = nullptr;
-    int rc = MPIX_Alltoallv_init(ex.send.data(), ex.counts.data(), ex.displs.data(), MPI_INT, ex.recv.data(),
+    int rc = MPIX_Alltoallv_plan(ex.send.data(), ex.counts.data(), ex.displs.data(), MPI_INT, ex.recv.data(),
                                  ex.counts.data(), ex.displs.data(), MPI_INT, info, c.comm, &request);
     if (rc == MPIX_SUCCESS) {
       *algorithm = request->algorithm;

@@ -90,9 +90,9 @@ Counters measure(MPIX_Comm* comm, bool alltoall, const std::string& algorithm, c
   info.set(alltoall ? "mpix_alltoall_algorithm" : "mpix_alltoallv_algorithm", algorithm);
   for (const auto& k : keys) info.set(k.first, k.second);
   MPIX_Request* request = nullptr;
-  int rc = alltoall ? MPIX_Alltoall_init(send.data(), block, MPI_BYTE, recv.data(), block, MPI_BYTE, info.info,
+  int rc = alltoall ? MPIX_Alltoall_plan(send.data(), block, MPI_BYTE, recv.data(), block, MPI_BYTE, info.info,
                                          comm, &request)
-                    : MPIX_Alltoallv_init(send.data(), send_counts.data(), sdispls.data(), MPI_BYTE, recv.data(),
+                    : MPIX_Alltoallv_plan(send.data(), send_counts.data(), sdispls.data(), MPI_BYTE, recv.data(),
                                           recv_counts.data(), rdispls.data(), MPI_BYTE, info.info, comm, &request);
   INFO(algorithm << ": " << MPIX_Last_error_message());
   REQUIRE(rc == MPIX_SUCCESS);

@@ -562,9 +562,9 @@ class Bench {
 
   int init(Workload& w, MPIX_Info* info, MPIX_Request** request) {
     if (o_.op == mpix::kAlltoall)
-      return MPIX_Alltoall_init(w.send.data(), w.block, MPI_BYTE, w.recv.data(), w.block, MPI_BYTE, info,
+      return MPIX_Alltoall_plan(w.send.data(), w.block, MPI_BYTE, w.recv.data(), w.block, MPI_BYTE, info,
                                 comm_, request);
-    return MPIX_Alltoallv_init(w.send.data(), w.scounts.data(), w.sdispls.data(), MPI_BYTE, w.recv.data(),
+    return MPIX_Alltoallv_plan(w.send.data(), w.scounts.data(), w.sdispls.data(), MPI_BYTE, w.recv.data(),
                                w.rcounts.data(), w.rdispls.data(), MPI_BYTE, info, comm_, request);
   }
 

@@ -108,16 +108,19 @@ int MPIX_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispl
 /**@}*/
 
 /** @name Persistent exchanges
- *  Init is collective and plans once (algorithm, schedule, scratch, metadata).
+ *  A _plan call is collective and plans once (algorithm, schedule, scratch,
+ *  metadata): MPI-4's persistent collectives, named _plan rather than _init because
+ *  Open MPI 4.1's <mpi-ext.h> already declares MPIX_Alltoall(v)_init and libmpi
+ *  exports them.
  *  Counts and buffer addresses are fixed for the life of the request; buffer
  *  contents may change between starts. MPIX_Start only posts the first round of
  *  messages; the exchange progresses and completes in MPIX_Wait. Requests on one
  *  communicator must be started in the same order on all ranks. */
 /**@{*/
-int MPIX_Alltoall_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+int MPIX_Alltoall_plan(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                        void* recvbuf, int recvcount, MPI_Datatype recvtype,
                        MPIX_Info* info, MPIX_Comm* comm, MPIX_Request** request);
-int MPIX_Alltoallv_init(const void* sendbuf, const int sendcounts[],
+int MPIX_Alltoallv_plan(const void* sendbuf, const int sendcounts[],
                         const int sdispls[], MPI_Datatype sendtype, void* recvbuf,
                         const int recvcounts[], const int rdispls[],
                         MPI_Datatype recvtype, MPIX_Info* info, MPIX_Comm* comm,

@@ -1,4 +1,4 @@
-// MPIX_Alltoall(v)[_init], MPIX_Start, MPIX_Wait, MPIX_Request_free: argument
+// MPIX_Alltoall(v)[_plan], MPIX_Start, MPIX_Wait, MPIX_Request_free: argument
 // checks, the one agreement between ranks, algorithm choice, and the plan.
 #include <algorithm>
 #include <climits>
@@ -316,19 +316,19 @@ extern "C" int MPIX_Alltoallv(const void* sendbuf, const int sendcounts[], const
   return guarded(a.name, [&] { return blocking(a, info, comm); });
 }
 
-extern "C" int MPIX_Alltoall_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+extern "C" int MPIX_Alltoall_plan(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                                   void* recvbuf, int recvcount, MPI_Datatype recvtype,
                                   MPIX_Info* info, MPIX_Comm* comm, MPIX_Request** request) {
-  DenseArgs a = alltoall_args("MPIX_Alltoall_init", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
+  DenseArgs a = alltoall_args("MPIX_Alltoall_plan", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
   return guarded(a.name, [&] { return persistent(a, info, comm, request); });
 }
 
-extern "C" int MPIX_Alltoallv_init(const void* sendbuf, const int sendcounts[],
+extern "C" int MPIX_Alltoallv_plan(const void* sendbuf, const int sendcounts[],
                                    const int sdispls[], MPI_Datatype sendtype, void* recvbuf,
                                    const int recvcounts[], const int rdispls[],
                                    MPI_Datatype recvtype, MPIX_Info* info, MPIX_Comm* comm,
                                    MPIX_Request** request) {
-  DenseArgs a{"MPIX_Alltoallv_init", kAlltoallv, sendbuf, sendcounts, sdispls, sendtype,
+  DenseArgs a{"MPIX_Alltoallv_plan", kAlltoallv, sendbuf, sendcounts, sdispls, sendtype,
               recvbuf, recvcounts, rdispls, recvtype};
   return guarded(a.name, [&] { return persistent(a, info, comm, request); });
 }
