@@ -524,7 +524,7 @@ TEST_CASE("tuning files: rules, precedence, and files that are missing or malfor
 TEST_CASE("direct-copy algorithms are unavailable under simulation only", "[registry]") {
   // No registered algorithm needs direct copies yet (ipc_hybrid is planned): the
   // rule is checked on a made-up entry, for both kinds of build.
-  mpix::Algorithm direct{"made_up_direct", mpix::kAlltoallv, {}, nullptr, nullptr, "test entry"};
+  mpix::Algorithm direct{"made_up_direct", mpix::kAlltoallv, {}, nullptr, nullptr, nullptr, "test entry"};
   direct.needs = mpix::kNeedsDirectCopy;
   CHECK(mpix::unavailable_reason(direct, false).empty());
   const std::string why = mpix::unavailable_reason(direct, true);

@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <climits>
 #include <cmath>
+#include <map>
+#include <mutex>
 
 #include "../core/algorithms.hpp"
 #include "../core/comm.hpp"
@@ -243,6 +245,45 @@ TunaSchedule tuna_schedule(int ranks, int radix) {
   return schedule;
 }
 
+namespace {
+
+struct RoundShape {
+  int distance, hops, parts;
+};
+
+const std::vector<RoundShape>& tuna_shape(int ranks, int radix) {
+  static std::mutex mutex;
+  static std::map<std::pair<int, int>, std::vector<RoundShape>> shapes;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto found = shapes.find({ranks, radix});
+  if (found != shapes.end()) return found->second;
+  std::vector<RoundShape> shape;
+  for (const TunaSchedule::Round& round : tuna_schedule(ranks, radix).rounds)
+    shape.push_back(RoundShape{round.distance, (int)round.hops.size(), round.parts});
+  return shapes.emplace(std::make_pair(ranks, radix), std::move(shape)).first->second;
+}
+
+}  // namespace
+
+void add_tuna_rounds(Cost* cost, const ExchangeFacts& facts, int members, int radix, double block_bytes,
+                     int pieces, bool intra_only, bool metadata) {
+  if (members <= 1) return;
+  for (const RoundShape& shape : tuna_shape(members, std::max(2, radix))) {
+    const double inter = intra_only || facts.nodes <= 1 ? 0.0 : inter_node_fraction(shape.distance, facts.max_ppn, members);
+    RoundCost round;
+    LevelCounts& level = inter > 0 ? round.inter : round.intra;
+    level = LevelCounts{(double)shape.parts, shape.hops * block_bytes};
+    round.nic_sharers = inter > 0 ? std::max(1.0, inter * facts.max_ppn) : 1.0;
+    round.ranks = facts.ranks;
+    if (block_bytes > 0) cost->rounds.push_back(round);
+    if (metadata) {
+      RoundCost sizes = round;
+      (inter > 0 ? sizes.inter : sizes.intra) = LevelCounts{1.0, (double)shape.hops * pieces * sizeof(long long)};
+      cost->init_rounds.push_back(sizes);
+    }
+  }
+}
+
 char* TunaCore::temp_piece(int slot, int k) const {
   return temp_.data() + ((long long)slot * max_pieces_ + k) * setup_.max_piece;
 }
@@ -428,6 +469,22 @@ int create(const PlanContext& context, bool uniform, std::unique_ptr<Plan>* plan
 }
 
 }  // namespace
+
+// Bruck moves every block in every round where its distance has a non-zero digit;
+// TuNA the same, after learning the sizes at init.
+Cost cost_bruck(const ExchangeFacts& facts, const Params& params, const MachineProfile&) {
+  Cost cost;
+  add_tuna_rounds(&cost, facts, facts.ranks, params.radix, (double)facts.max_block, 1, false, false);
+  return cost;
+}
+
+Cost cost_tuna(const ExchangeFacts& facts, const Params& params, const MachineProfile&) {
+  Cost cost;
+  add_tuna_rounds(&cost, facts, facts.ranks, params.radix, facts.uniform ? (double)facts.max_block : facts.mean_block(),
+                  1, false, true);
+  if (!facts.contiguous) cost.copy_bytes = 2.0 * (double)facts.total_bytes / facts.ranks;
+  return cost;
+}
 
 int create_bruck(const PlanContext& context, std::unique_ptr<Plan>* plan) {
   if (!context.exchange.uniform)

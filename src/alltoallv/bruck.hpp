@@ -186,6 +186,16 @@ struct TunaSchedule {
 };
 TunaSchedule tuna_schedule(int ranks, int radix);
 
+// The cost model's view of the TuNA core over `members` ranks of a node-ordered
+// communicator: every round of tuna_schedule(members, radix) moves its blocks of
+// `block_bytes` (in `pieces` pieces) in one message per part; with `metadata`, each
+// round also sends the pieces' sizes once, at init. `intra_only`: the members are
+// one node's ranks; else rounds whose distance crosses a node boundary (for
+// consecutive ranks on nodes of facts.max_ppn) cost an inter-node message. The
+// schedule's shape is computed once per (members, radix) and kept.
+void add_tuna_rounds(Cost* cost, const ExchangeFacts& facts, int members, int radix, double block_bytes,
+                     int pieces, bool intra_only, bool metadata);
+
 // The TuNA core. Rounds (x, z) for x < w = ceil(log_r Q), 1 <= z < r, z r^x < Q:
 // slot i (the block for member me + i, by the index array: no data rotation) goes to
 // member me + z r^x when digit x of i is z. A block arriving where it belongs goes to

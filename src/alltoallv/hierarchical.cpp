@@ -22,6 +22,7 @@
 // (its local rank mod Q), and receives from that rank.
 #include <algorithm>
 #include <climits>
+#include <cmath>
 
 #include "../core/algorithms.hpp"
 #include "../core/comm.hpp"
@@ -194,6 +195,40 @@ int create_tuna_hier_staggered(const PlanContext& context, std::unique_ptr<Plan>
 
 int create_tuna_hier_coalesced(const PlanContext& context, std::unique_ptr<Plan>* plan) {
   return create(context, true, "tuna_hier_coalesced", plan);
+}
+
+// The intra-node TuNA carries, per block, one piece per node; then each rank
+// sends, for each other node, Q pieces in one message (coalesced) or one message
+// per piece (staggered), in batches of block_count positions.
+Cost hierarchical_cost(const ExchangeFacts& facts, const Params& params, bool coalesced) {
+  Cost cost;
+  const int q = facts.max_ppn, nodes = facts.nodes;
+  if (params.radix > std::max(2, q)) {
+    cost.valid = false;
+    return cost;
+  }
+  const double block = facts.uniform ? (double)facts.max_block : facts.mean_block();
+  add_tuna_rounds(&cost, facts, q, params.radix, block * nodes, nodes, true, true);
+  if (nodes > 1 && block > 0) {
+    const double positions = coalesced ? nodes - 1 : (double)(nodes - 1) * q;
+    const double batches = std::ceil(positions / std::max(1, params.block_count));
+    RoundCost round;
+    round.rounds = batches;
+    round.inter.messages = positions / batches;
+    round.inter.bytes = (double)(nodes - 1) * q * block / batches;
+    round.nic_sharers = q;
+    round.ranks = facts.ranks;
+    cost.rounds.push_back(round);
+  }
+  return cost;
+}
+
+Cost cost_tuna_hier_staggered(const ExchangeFacts& facts, const Params& params, const MachineProfile&) {
+  return hierarchical_cost(facts, params, false);
+}
+
+Cost cost_tuna_hier_coalesced(const ExchangeFacts& facts, const Params& params, const MachineProfile&) {
+  return hierarchical_cost(facts, params, true);
 }
 
 }  // namespace mpix

@@ -66,4 +66,20 @@ int create_scattered(const PlanContext& context, std::unique_ptr<Plan>* plan) {
   return MPIX_SUCCESS;
 }
 
+// ---------------------------------------------------------------- cost models
+
+// MPI's own non-blocking alltoall(v) is modelled as what MPICH's and Open MPI's
+// basic linear algorithms and SMPI's MPI_Ialltoall(v) do: every message posted at
+// once. The library may do better (Bruck for small alltoall blocks); selection
+// therefore keeps pmpi unless another algorithm is predicted clearly faster.
+Cost cost_pmpi(const ExchangeFacts& facts, const Params&, const MachineProfile&) { return batched_steps_cost(facts, facts.ranks); }
+
+Cost cost_pairwise(const ExchangeFacts& facts, const Params&, const MachineProfile&) { return batched_steps_cost(facts, 1); }
+
+Cost cost_nonblocking(const ExchangeFacts& facts, const Params&, const MachineProfile&) { return batched_steps_cost(facts, facts.ranks); }
+
+Cost cost_scattered(const ExchangeFacts& facts, const Params& params, const MachineProfile&) {
+  return batched_steps_cost(facts, params.block_count);
+}
+
 }  // namespace mpix

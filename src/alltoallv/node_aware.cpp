@@ -35,6 +35,28 @@ bool uses_locality(const std::string& name) {
   return name.rfind("tuna_hier", 0) == 0 || name == "node_aware" || name.rfind("ipc", 0) == 0;
 }
 
+ExchangeFacts node_phase_facts(const ExchangeFacts& facts) {
+  // Local rank j of a node holds, for each local destination, one block from each
+  // node (N sources), and exchanges those aggregates with its Q - 1 node peers.
+  const double block = facts.uniform ? (double)facts.max_block : facts.mean_block();
+  const int q = facts.max_ppn;
+  ExchangeFacts node;
+  node.ranks = q;
+  node.nodes = 1;
+  node.max_ppn = node.min_ppn = q;
+  node.max_block = facts.max_block * facts.nodes;
+  node.min_block = facts.min_block * facts.nodes;
+  node.total_bytes = (long long)(block * facts.nodes) * q * (q - 1);
+  node.max_rank_send = node.max_rank_recv = (long long)(block * facts.nodes) * (q - 1);
+  node.nonempty_blocks = node.total_bytes > 0 ? (long long)q * (q - 1) : 0;
+  node.max_rank_messages = node.total_bytes > 0 ? q - 1 : 0;
+  node.intra_node_bytes = node.total_bytes;
+  node.contiguous = true;  // bytes in A and Z
+  node.persistent = facts.persistent;
+  return node;
+}
+
+
 class NodeAware : public StagePlan {
  public:
   int init(const PlanContext& context) {
@@ -163,15 +185,17 @@ class NodeAware : public StagePlan {
       local_max = std::max({local_max, a_count[j], z_count[j]});
     }
     MPIX_CHECK_MPI(MPI_Allreduce(&local_max, &sub.exchange.max_block_bytes, 1, MPI_LONG_LONG, MPI_MAX, node_comm));
-    // Defaults, not the environment: MPIX_RADIX and friends are meant for the whole
-    // communicator, not for this node-sized exchange.
-    sub.params = Params{};
+    // Chosen by the model from facts every rank derives from the agreed ones (so the
+    // ranks of a node agree), with defaults, not the environment: MPIX_RADIX and
+    // friends are meant for the whole communicator, not for this node-sized exchange.
+    sub.facts = node_phase_facts(context.facts);
+    sub.profile = context.profile;
+    const std::vector<Prediction> node_phase =
+        rank_algorithms(kAlltoallv, sub.facts, Params{}, *context.profile,
+                        [&sub](const Algorithm& a) { return !uses_locality(a.name) && inapplicable_reason(a, sub).empty(); });
+    const Algorithm* algorithm = node_phase.empty() ? find_algorithm("nonblocking", kAlltoallv) : node_phase.front().algorithm;
+    sub.params = node_phase.empty() ? Params{} : node_phase.front().params;
     sub.params.seed = (unsigned long long)q;
-    std::string reason;
-    const Algorithm* algorithm = select_dense(kAlltoallv, sub, &reason);
-    if (!algorithm || uses_locality(algorithm->name) || !inapplicable_reason(*algorithm, sub).empty())
-      algorithm = find_algorithm("nonblocking", kAlltoallv);
-    if (!algorithm) return fail(MPIX_ERR_UNSUPPORTED, "node_aware: no algorithm for the node-local exchange");
     intra_name_ = algorithm->name;
     MPIX_TRY(algorithm->create(sub, &intra_));
     init_stats.metadata_messages += intra_->init_stats.metadata_messages;
@@ -246,6 +270,40 @@ int create_node_aware(const PlanContext& context, std::unique_ptr<Plan>* plan) {
   MPIX_TRY(made->init(context));
   *plan = std::move(made);
   return MPIX_SUCCESS;
+}
+
+// Phase 1: one message per other node with the Q blocks for its ranks (sizes once,
+// at init, for alltoallv); phase 2: the node-local exchange that selection picks
+// for node_phase_facts(); copies into A and out of Z.
+Cost cost_node_aware(const ExchangeFacts& facts, const Params&, const MachineProfile& profile) {
+  Cost cost;
+  const double block = facts.uniform ? (double)facts.max_block : facts.mean_block();
+  const int q = facts.max_ppn, nodes = facts.nodes;
+  if (nodes > 1 && block > 0) {
+    RoundCost round;
+    round.inter = LevelCounts{(double)(nodes - 1), (double)(nodes - 1) * q * block};
+    round.nic_sharers = q;
+    round.ranks = facts.ranks;
+    cost.rounds.push_back(round);
+  }
+  if (nodes > 1 && !facts.uniform) {
+    RoundCost sizes;
+    sizes.inter = LevelCounts{(double)(nodes - 1), (double)(nodes - 1) * q * sizeof(long long)};
+    sizes.nic_sharers = q;
+    sizes.ranks = facts.ranks;
+    cost.init_rounds.push_back(sizes);
+  }
+  const std::vector<Prediction> node_phase = rank_algorithms(kAlltoallv, node_phase_facts(facts), Params{}, profile,
+                                                            [](const Algorithm& a) { return !uses_locality(a.name); });
+  if (!node_phase.empty()) {
+    const Cost& inner = node_phase.front().cost;
+    cost.rounds.insert(cost.rounds.end(), inner.rounds.begin(), inner.rounds.end());
+    cost.init_rounds.insert(cost.init_rounds.end(), inner.init_rounds.begin(), inner.init_rounds.end());
+    cost.copy_bytes += inner.copy_bytes;
+    cost.init_copy_bytes += inner.init_copy_bytes;
+  }
+  cost.copy_bytes += (double)(facts.ranks + q) * block;
+  return cost;
 }
 
 }  // namespace mpix

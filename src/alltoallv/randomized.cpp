@@ -2,6 +2,7 @@
 // Every rank shuffles 0..P-1 with the same seed (mpix_seed, default P as in the
 // paper) and so derives the same schedule without communicating.
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
@@ -166,6 +167,42 @@ int create_random_sendrecv(const PlanContext& context, std::unique_ptr<Plan>* pl
 int create_random_segmented(const PlanContext& context, std::unique_ptr<Plan>* plan) {
   *plan = std::make_unique<RandomSegmented>(context);
   return MPIX_SUCCESS;
+}
+
+// ---------------------------------------------------------------- cost models
+
+// The shuffle changes which links are busy, not the counts: on the model's
+// uniform network the randomized exchanges cost what their batches cost.
+Cost cost_random_scatter(const ExchangeFacts& facts, const Params&, const MachineProfile&) {
+  return batched_steps_cost(facts, facts.ranks);
+}
+
+Cost cost_random_sendrecv(const ExchangeFacts& facts, const Params& params, const MachineProfile&) {
+  return batched_steps_cost(facts, queue_steps(params));
+}
+
+// Pass k moves slice k of every block that has one (floor(bytes / segment) full
+// slices per block), then one scatter moves the remainders.
+Cost cost_random_segmented(const ExchangeFacts& facts, const Params& params, const MachineProfile&) {
+  Cost cost;
+  if (facts.nonempty_blocks <= 0) return cost;
+  const double block = (double)facts.total_bytes / facts.nonempty_blocks;
+  const double segment = (double)std::max(1LL, params.segment_bytes);
+  const double passes = std::floor((double)facts.max_block / segment);
+  const double full_slices = std::floor(block / segment);
+  const double remainder = block - full_slices * segment;
+  if (passes > 0 && full_slices > 0) {
+    Cost pass = batched_steps_cost(facts, queue_steps(params), full_slices / passes, segment);
+    for (RoundCost& round : pass.rounds) round.rounds *= passes;
+    cost.rounds = pass.rounds;
+  }
+  if (remainder > 0) {
+    Cost rest = batched_steps_cost(facts, facts.ranks, 1, remainder);
+    cost.rounds.insert(cost.rounds.end(), rest.rounds.begin(), rest.rounds.end());
+  }
+  // Blocks that are not one run of bytes are packed before and unpacked after.
+  if (!facts.contiguous) cost.copy_bytes = 2.0 * (double)facts.total_bytes / facts.ranks;
+  return cost;
 }
 
 }  // namespace mpix

@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <new>
 
+#include "agreement.hpp"
 #include "datatype.hpp"
 #include "error.hpp"
 #include "info.hpp"
@@ -59,6 +60,7 @@ extern "C" int MPIX_Comm_free(MPIX_Comm** comm) {
     return fail(MPIX_ERR_ARG, format("MPIX_Comm_free: %d persistent request(s) still use this communicator; "
                                      "free them first", c->live_requests));
   c->locality.free_comms();
+  free_agreement(c);
   if (c->sdde_window.win != MPI_WIN_NULL) MPI_Win_free(&c->sdde_window.win);  // SDDE rma
   if (c->lib_comm != MPI_COMM_NULL) MPI_Comm_free(&c->lib_comm);
   delete c;

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "../topology/locality.hpp"
+#include "model.hpp"
 #include "scratch.hpp"
 #include "tuning.hpp"
 
@@ -44,7 +45,10 @@ struct MPIX_Comm_s {
   unsigned long long tag_slots = 4096;  // (MPI_TAG_UB + 1) / 8, read at init
   int live_requests = 0;  // requests whose plans use the pool and the communicators
   std::map<std::string, mpix::TuningTable> tuning_tables;  // by path, read once
-  std::set<std::string> verbose_reported;  // operations whose choice MPIX_VERBOSE reported
+  std::map<std::string, mpix::MachineProfile> machine_profiles;  // by path, read once
+  std::set<std::string> verbose_reported;  // decisions MPIX_VERBOSE=1 reported
+  MPI_Op agreement_op = MPI_OP_NULL;  // the one agreement of dense calls (agreement.cpp)
+  MPI_Datatype agreement_type = MPI_DATATYPE_NULL;
   mpix::SddeStats sdde_stats;    // of the last SDDE call
   mpix::SddeWindow sdde_window;  // of the rma SDDE algorithm
 

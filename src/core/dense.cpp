@@ -1,12 +1,14 @@
 // MPIX_Alltoall(v)[_plan], MPIX_Start, MPIX_Wait, MPIX_Request_free: argument
 // checks, the one agreement between ranks, algorithm choice, and the plan.
 #include <algorithm>
+#include <cctype>
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <new>
 
+#include "agreement.hpp"
 #include "comm.hpp"
 #include "error.hpp"
 #include "info.hpp"
@@ -76,9 +78,10 @@ int check_side(const DenseArgs& a, bool send, int size, BufferSide* side) {
 struct Hints {
   const Algorithm* asked = nullptr;  // nullptr: auto
   Params params;
-  std::string params_text;           // every parameter the call may use, for the agreement
+  std::string params_text;           // every parameter and hint the call may use, for the agreement
   bool check_args = false;
   const TuningTable* tuning = nullptr;  // auto with a tuning file
+  const MachineProfile* profile = nullptr;
 };
 
 // FNV-1a: the same 62-bit value for the same text on every rank.
@@ -86,6 +89,28 @@ long long text_hash(const std::string& text) {
   unsigned long long hash = 1469598103934665603ull;
   for (unsigned char c : text) hash = (hash ^ c) * 1099511628211ull;
   return (long long)(hash >> 2);
+}
+
+const MachineProfile& default_profile() {
+  static const MachineProfile profile;
+  return profile;
+}
+
+// The machine profile of the call: mpix_machine_file, read once per communicator.
+int resolve_profile(const MPIX_Info* info, MPIX_Comm_s* comm, Hints* hints) {
+  std::string value, source;
+  hints->profile = &default_profile();
+  if (!lookup(info, "mpix_machine_file", &value, &source)) return MPIX_SUCCESS;
+  MPIX_TRY(check_value(*find_key("mpix_machine_file"), value, source));
+  auto cached = comm->machine_profiles.find(value);
+  if (cached == comm->machine_profiles.end()) {
+    MachineProfile profile;
+    MPIX_TRY(load_machine_profile(value, &profile));
+    cached = comm->machine_profiles.emplace(value, profile).first;
+  }
+  hints->profile = &cached->second;
+  hints->params_text += machine_profile_text(cached->second) + ";";
+  return MPIX_SUCCESS;
 }
 
 // Local checks; fills the exchange and the hints. Everything that can fail on one
@@ -111,12 +136,18 @@ int check_local(const DenseArgs& a, const MPIX_Info* info, MPIX_Comm_s* comm, Ex
   std::string value = "auto", source;
   if (lookup(info, key, &value, &source)) MPIX_TRY(check_value(*find_key(key), value, source));
   hints->asked = value == "auto" ? nullptr : find_algorithm(value, a.op);
-  // Auto may choose any of its candidates: their parameters are all resolved now.
-  std::vector<const Algorithm*> possible = {hints->asked};
-  if (!hints->asked) possible = auto_candidates(a.op);
-  for (const Algorithm* algorithm : possible) {
-    MPIX_TRY(resolve_params(info, algorithm->params, comm->size, &hints->params));
-    hints->params_text += describe_params(algorithm->params, hints->params) + ";";
+  if (hints->asked) {
+    MPIX_TRY(resolve_params(info, hints->asked->params, comm->size, &hints->params));
+    hints->params_text += describe_params(hints->asked->params, hints->params) + ";";
+  } else {
+    // Auto may choose any algorithm: every parameter is read and checked now. A
+    // value out of range for this communicator (a radix above P) only rules out
+    // the algorithms it does not fit (select.cpp), rather than failing the call.
+    const std::vector<Param> all = {Param::radix, Param::block_count, Param::stride,
+                                    Param::max_queue, Param::segment_bytes, Param::seed};
+    MPIX_TRY(resolve_params(info, all, INT_MAX, &hints->params));
+    hints->params.seed = hints->params.is_given(Param::seed) ? hints->params.seed : (unsigned long long)comm->size;
+    hints->params_text += describe_params(all, hints->params) + ";";
   }
   if (!hints->asked && lookup(info, "mpix_tuning_file", &value, &source)) {
     MPIX_TRY(check_value(*find_key("mpix_tuning_file"), value, source));
@@ -135,6 +166,7 @@ int check_local(const DenseArgs& a, const MPIX_Info* info, MPIX_Comm_s* comm, Ex
       MPIX_TRY(resolve_params(&merged, rule.algorithm->params, comm->size, &params));
     }
   }
+  MPIX_TRY(resolve_profile(info, comm, hints));
   if (lookup(info, "mpix_check_args", &value, &source)) {
     MPIX_TRY(check_value(*find_key("mpix_check_args"), value, source));
     hints->check_args = value == "true";
@@ -161,17 +193,42 @@ int check_counts_agree(const DenseArgs& a, const Exchange& ex, MPI_Comm comm, in
   return MPIX_SUCCESS;
 }
 
-void report(MPIX_Comm_s* comm, Op op, const std::string& algorithm, const std::string& params,
-            const std::string& reason) {
-  const char* verbose = std::getenv("MPIX_VERBOSE");
-  if (comm->rank != 0 || !verbose || std::strcmp(verbose, "1") != 0) return;
-  if (!comm->verbose_reported.insert(op_name(op)).second) return;
-  std::fprintf(stderr, "[mpix] %s on %d ranks (%d nodes): %s%s%s (%s)\n", op_name(op), comm->size,
-               comm->locality.num_nodes(), algorithm.c_str(), params.empty() ? "" : " ", params.c_str(),
-               reason.c_str());
+// MPIX_VERBOSE: unset, empty, 0, false, no or off: quiet; 2 or more: every call;
+// any other value: each distinct decision once per communicator.
+int verbose_level() {
+  const char* text = std::getenv("MPIX_VERBOSE");
+  if (!text || !*text) return 0;
+  std::string value(text);
+  for (char& c : value) c = (char)std::tolower((unsigned char)c);
+  if (value == "0" || value == "false" || value == "no" || value == "off") return 0;
+  long long number = 0;
+  if (parse_integer(value, &number) && number >= 2) return 2;
+  return 1;
 }
 
-int plan_dense(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm,
+std::string microseconds(double seconds) { return format("%.1f us", seconds * 1e6); }
+
+void report(MPIX_Comm_s* comm, const char* call, const Algorithm& algorithm, const std::string& params,
+            const std::string& reason, const ExchangeFacts& facts, const std::vector<Prediction>& ranked) {
+  const int level = verbose_level();
+  if (comm->rank != 0 || level == 0) return;
+  std::string decision = format("[mpix] %s: %s%s%s (%s)", call, algorithm.name, params.empty() ? "" : " ",
+                                params.c_str(), reason.c_str());
+  if (level == 1 && !comm->verbose_reported.insert(decision).second) return;
+  std::string text = decision + "\n[mpix]   facts: " + facts.describe() + "\n";
+  if (!ranked.empty()) {
+    text += "[mpix]   predicted:";
+    for (std::size_t i = 0; i < ranked.size() && i < 3; ++i)
+      text += format("%s %s%s%s %s", i ? ";" : "", ranked[i].algorithm->name,
+                     ranked[i].algorithm->params.empty() ? "" : " ",
+                     describe_params(ranked[i].algorithm->params, ranked[i].params).c_str(),
+                     microseconds(ranked[i].seconds).c_str());
+    text += "\n";
+  }
+  std::fputs(text.c_str(), stderr);
+}
+
+int plan_dense(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm, bool persistent,
                std::unique_ptr<MPIX_Request_s>* out) {
   if (!comm) return fail(MPIX_ERR_ARG, format("%s: comm is NULL", a.name));
   PlanContext context;
@@ -181,39 +238,52 @@ int plan_dense(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm,
   int local_rc = check_local(a, info, comm, &context.exchange, &hints);
   std::string local_message = MPIX_Last_error_message();
 
-  // One agreement for the whole call: whether any rank failed its checks (so that
-  // no rank is left waiting in an exchange the others refused), whether all ranks
-  // asked for the same algorithm with the same parameters (schedules derive from
-  // them), and the largest block anywhere. Pairs (x, -x) under MPI_MAX give the
-  // maximum and the minimum at once.
-  long long index = hints.asked ? (long long)(hints.asked - algorithms().data()) : -1;
-  long long hash = text_hash(hints.params_text) ^ (hints.check_args ? 1 : 0);
-  long long mine[6] = {local_rc != MPIX_SUCCESS, context.exchange.max_block_bytes, index, -index, hash, -hash};
-  long long all[6];
-  MPIX_CHECK_MPI(MPI_Allreduce(mine, all, 6, MPI_LONG_LONG, MPI_MAX, comm->lib_comm));
+  // One agreement for the whole call (agreement.hpp): whether any rank failed its
+  // checks (so that no rank is left waiting in an exchange the others refused),
+  // whether all ranks asked for the same algorithm with the same parameters
+  // (schedules derive from them), and the facts selection needs.
+  Agreement mine, all;
+  mine.failed = local_rc != MPIX_SUCCESS;
+  mine.algorithm = hints.asked ? (long long)(hints.asked - algorithms().data()) : -1;
+  mine.hints_hash = text_hash(hints.params_text) ^ (hints.check_args ? 1 : 0);
+  if (local_rc == MPIX_SUCCESS) mine.facts = local_facts(context.exchange, comm->locality);
+  mine.facts.in_place = a.sendbuf == MPI_IN_PLACE;
+  MPIX_TRY(agree(comm, mine, &all));
   if (local_rc != MPIX_SUCCESS) return fail(local_rc, local_message);
-  if (all[0]) return fail(MPIX_ERR_ARG, format("%s: another rank rejected its arguments", a.name));
-  if (all[2] != -all[3])
+  if (all.failed) return fail(MPIX_ERR_ARG, format("%s: another rank rejected its arguments", a.name));
+  if (all.algorithm == -2)
     return fail(MPIX_ERR_ARG, format("%s: ranks asked for different algorithms (info or environment differ)", a.name));
-  if (all[4] != -all[5])
-    return fail(MPIX_ERR_ARG, format("%s: ranks gave different algorithm parameters or mpix_check_args "
-                                     "(info or environment differ)", a.name));
-  context.exchange.max_block_bytes = all[1];
+  if (all.hints_hash == -2)
+    return fail(MPIX_ERR_ARG, format("%s: ranks gave different algorithm parameters, mpix_check_args, tuning or "
+                                     "machine files (info or environment differ)", a.name));
+  context.facts = all.facts;
+  context.facts.persistent = persistent;
+  context.exchange.max_block_bytes = context.facts.max_block;
   context.params = hints.params;
+  context.profile = hints.profile;
 
   int peer = -1;
   if (hints.check_args) MPIX_TRY(check_counts_agree(a, context.exchange, comm->lib_comm, &peer));
 
   std::string reason = "asked for";
   const Algorithm* algorithm = hints.asked;
-  const TuningRule* rule = hints.tuning ? hints.tuning->match(a.op, comm->size, context.exchange.max_block_bytes) : nullptr;
+  std::vector<Prediction> ranked;
+  const TuningRule* rule = hints.tuning ? hints.tuning->match(a.op, context.facts) : nullptr;
   if (rule) {
     algorithm = rule->algorithm;
     reason = format("tuning file %s:%d", hints.tuning->path.c_str(), rule->line);
     MPIX_Info_s merged = with_rule_hints(info, *rule);
     MPIX_TRY(resolve_params(&merged, algorithm->params, comm->size, &context.params));
   } else if (!algorithm) {
-    algorithm = select_dense(a.op, context, &reason);
+    Prediction choice = select_dense(a.op, context, &ranked);
+    algorithm = choice.algorithm;
+    context.params = choice.params;
+    reason = format("auto: predicted %s on %s", microseconds(choice.seconds).c_str(), hints.profile->source.c_str());
+  }
+  // A radix left to the library is the model's best for the chosen algorithm.
+  if (algorithm->cost && context.params.radix_auto) {
+    Prediction best = predict_best(*algorithm, context.facts, context.params, *context.profile);
+    if (best.cost.valid) context.params = best.params;
   }
   std::string why = inapplicable_reason(*algorithm, context);
   if (!why.empty())
@@ -222,6 +292,8 @@ int plan_dense(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm,
   auto request = std::make_unique<MPIX_Request_s>(comm);
   request->algorithm = algorithm->name;
   request->params = describe_params(algorithm->params, context.params);
+  request->param_values = context.params;
+  request->facts = context.facts;
   if (a.sendbuf == MPI_IN_PLACE) {
     // Copy the byte span of the receive blocks; the copy keeps their layout, so the
     // send side is the receive side moved onto the copy.
@@ -248,7 +320,7 @@ int plan_dense(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm,
   context.tag = comm->next_plan_tag();
   MPIX_TRY(algorithm->create(context, &request->plan));
   request->plan->init_stats.scratch_bytes += request->in_place_copy.size();
-  report(comm, a.op, algorithm->name, request->params, reason);
+  report(comm, a.name, *algorithm, request->params, reason, context.facts, ranked);
   *out = std::move(request);
   return MPIX_SUCCESS;
 }
@@ -272,7 +344,7 @@ int wait(MPIX_Request_s* request) {
 
 int blocking(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm) {
   std::unique_ptr<MPIX_Request_s> request;
-  MPIX_TRY(plan_dense(a, info, comm, &request));
+  MPIX_TRY(plan_dense(a, info, comm, false, &request));
   MPIX_TRY(start(request.get()));
   return wait(request.get());
 }
@@ -281,7 +353,7 @@ int persistent(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm, MPIX_Re
   if (!out) return fail(MPIX_ERR_ARG, format("%s: request is NULL", a.name));
   *out = nullptr;
   std::unique_ptr<MPIX_Request_s> request;
-  MPIX_TRY(plan_dense(a, info, comm, &request));
+  MPIX_TRY(plan_dense(a, info, comm, true, &request));
   *out = request.release();
   return MPIX_SUCCESS;
 }

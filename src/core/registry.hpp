@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "model.hpp"
 #include "plan.hpp"
 
 struct MPIX_Comm_s;
@@ -25,6 +26,9 @@ struct Params {
   int max_queue = 64;      // requests in flight for randomized sendrecv
   long long segment_bytes = 8192;
   unsigned long long seed = 0;  // default: the communicator size, as in paper 002
+  unsigned given = 0;  // bit (1 << Param) for each parameter set by info, environment or tuning rule
+
+  bool is_given(Param param) const { return given & (1u << (unsigned)param); }
 };
 
 // Resolves the parameters `used` for a communicator of `comm_size` ranks; fails with
@@ -40,9 +44,14 @@ struct PlanContext {
   int tag = 0;                        // first of the plan's 8 tags
   Exchange exchange;
   Params params;
+  ExchangeFacts facts;  // agreed by all ranks (dense.cpp); what selection and cost models use
+  const MachineProfile* profile = nullptr;  // the constants of the model for this call
 };
 
 using Factory = int (*)(const PlanContext& context, std::unique_ptr<Plan>* plan);
+// The predicted cost of the algorithm with `params` on an exchange with `facts`
+// (model.hpp), from the algorithm's own schedule; next to its factory.
+using CostModel = Cost (*)(const ExchangeFacts& facts, const Params& params, const MachineProfile& profile);
 // Empty if the algorithm applies to the call, else why not.
 using Applicability = std::string (*)(const PlanContext& context);
 
@@ -72,6 +81,7 @@ struct Algorithm {
   unsigned ops;  // bitwise or of Op
   std::vector<Param> params;
   Factory create;  // dense algorithms; nullptr for SDDE ones
+  CostModel cost;  // dense algorithms that `auto` may choose; nullptr: never chosen by auto
   Applicability inapplicable;  // nullptr: applies everywhere
   const char* summary;
   SddeRun sdde = nullptr;  // SDDE algorithms (ops kAlltoallCrs/kAlltoallvCrs only)

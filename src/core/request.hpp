@@ -7,6 +7,7 @@
 
 #include "comm.hpp"
 #include "plan.hpp"
+#include "registry.hpp"
 #include "scratch.hpp"
 
 struct MPIX_Request_s {
@@ -23,6 +24,8 @@ struct MPIX_Request_s {
   std::unique_ptr<mpix::Plan> plan;
   std::string algorithm;  // the name chosen (after auto)
   std::string params;     // its parameters, "stride=8"
+  mpix::Params param_values;   // the same, as the plan used them
+  mpix::ExchangeFacts facts;   // agreed at planning (what the cost model saw)
   bool active = false;
 
   // MPI_IN_PLACE: the receive buffer's blocks are copied here at each start and

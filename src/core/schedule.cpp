@@ -1,6 +1,8 @@
 #include "schedule.hpp"
 
+#include <algorithm>
 #include <climits>
+#include <cmath>
 
 #include "comm.hpp"
 #include "error.hpp"
@@ -125,6 +127,39 @@ ScratchBuffer own_copy_staging(const PlanContext& context) {
 
 std::unique_ptr<Plan> make_linear_schedule(const PlanContext& context, int batch_steps, bool recvs_first) {
   return std::make_unique<LinearSchedule>(context, batch_steps, recvs_first);
+}
+
+Cost batched_steps_cost(const ExchangeFacts& facts, long long batch_steps, double messages_per_step,
+                        double bytes_per_message) {
+  Cost cost;
+  const double steps = (double)facts.nonempty_blocks / facts.ranks;  // a rank's non-empty steps
+  if (steps <= 0 || messages_per_step <= 0) return cost;
+  if (bytes_per_message < 0) bytes_per_message = (double)facts.total_bytes / facts.nonempty_blocks;
+  const long long batch = std::max(1LL, std::min<long long>(batch_steps, facts.ranks));
+  if (batch == 1) {
+    // One step per round: rounds to peers on the own node cost the intra-node
+    // latency, the others the inter-node one.
+    RoundCost round = linear_round(facts, messages_per_step, bytes_per_message);
+    const double total = round.intra.messages + round.inter.messages;
+    for (bool intra : {true, false}) {
+      RoundCost level;
+      level.rounds = steps * ((intra ? round.intra.messages : round.inter.messages) / total);
+      (intra ? level.intra : level.inter) =
+          LevelCounts{messages_per_step, bytes_per_message * messages_per_step};
+      level.nic_sharers = round.nic_sharers;
+      level.ranks = round.ranks;
+      level.busiest_messages = round.busiest_messages;
+      level.busiest_bytes = round.busiest_bytes;
+      if (level.rounds > 0) cost.rounds.push_back(level);
+    }
+    return cost;
+  }
+  // The first batch holds the own block's step too.
+  const double batches = std::ceil((double)facts.ranks / (double)batch);
+  RoundCost round = linear_round(facts, steps / batches * messages_per_step, bytes_per_message);
+  round.rounds = batches;
+  cost.rounds.push_back(round);
+  return cost;
 }
 
 }  // namespace mpix

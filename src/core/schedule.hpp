@@ -112,4 +112,11 @@ namespace mpix {
 // scattered and multi-pair differ only in the batch and the posting order.
 std::unique_ptr<Plan> make_linear_schedule(const PlanContext& context, int batch_steps, bool recvs_first);
 
+// The cost of a schedule of P steps (one of them the own block) in batches of
+// `batch_steps`, `messages_per_step` messages of `bytes_per_message` each per
+// non-local step, for the busiest rank of `facts`: the model of every linear
+// exchange (pairwise, spread-out, scattered, multi-pair, randomized).
+Cost batched_steps_cost(const ExchangeFacts& facts, long long batch_steps, double messages_per_step = 1,
+                        double bytes_per_message = -1);
+
 }  // namespace mpix

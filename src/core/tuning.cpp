@@ -1,5 +1,6 @@
 #include "tuning.hpp"
 
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -9,11 +10,38 @@
 
 namespace mpix {
 
-const TuningRule* TuningTable::match(Op op, int ranks, long long bytes) const {
-  for (const TuningRule& rule : rules)
-    if (rule.op == op && ranks >= rule.min_ranks && ranks <= rule.max_ranks && bytes >= rule.min_bytes &&
-        bytes <= rule.max_bytes)
-      return &rule;
+const char* const kConditionNames[] = {"nodes", "ppn", "mean_block", "min_block", "max_rank_send",
+                                       "total_bytes", "nonempty", "intra_node", "contiguous", "persistent",
+                                       nullptr};
+
+double condition_fact(int fact, const ExchangeFacts& f) {
+  switch (fact) {
+    case 0: return f.nodes;
+    case 1: return f.max_ppn;
+    case 2: return f.mean_block();
+    case 3: return (double)f.min_block;
+    case 4: return (double)f.max_rank_send;
+    case 5: return (double)f.total_bytes;
+    case 6: return f.nonempty_fraction();
+    case 7: return f.intra_fraction();
+    case 8: return f.contiguous;
+    case 9: return f.persistent;
+  }
+  return 0;
+}
+
+const TuningRule* TuningTable::match(Op op, const ExchangeFacts& facts) const {
+  for (const TuningRule& rule : rules) {
+    if (rule.op != op || facts.ranks < rule.min_ranks || facts.ranks > rule.max_ranks ||
+        facts.max_block < rule.min_bytes || facts.max_block > rule.max_bytes)
+      continue;
+    bool all = true;
+    for (const TuningCondition& c : rule.conditions) {
+      double value = condition_fact(c.fact, facts);
+      all = all && value >= c.lo && value <= c.hi;
+    }
+    if (all) return &rule;
+  }
   return nullptr;
 }
 
@@ -25,6 +53,23 @@ bool parse_bound(const std::string& text, long long unbounded, long long* value)
     return true;
   }
   return parse_integer(text, value) && *value >= 0;
+}
+
+// "lo..hi", each a number >= 0 or *.
+bool parse_condition_range(const std::string& text, double* lo, double* hi) {
+  std::size_t dots = text.find("..");
+  if (dots == std::string::npos) return false;
+  auto number = [](const std::string& word, double open, double* out) {
+    if (word == "*") {
+      *out = open;
+      return true;
+    }
+    if (word.empty()) return false;
+    char* end = nullptr;
+    *out = std::strtod(word.c_str(), &end);
+    return *end == '\0' && std::isfinite(*out) && *out >= 0;
+  };
+  return number(text.substr(0, dots), 0, lo) && number(text.substr(dots + 2), HUGE_VAL, hi) && *lo <= *hi;
 }
 
 }  // namespace
@@ -47,7 +92,7 @@ int load_tuning_table(const std::string& path, TuningTable* table) {
       return fail(MPIX_ERR_TUNING_FILE, format("tuning file %s:%d: %s", path.c_str(), number, why.c_str()));
     };
     if (words.size() < 6)
-      return bad("expected <op> <min_ranks> <max_ranks> <min_bytes> <max_bytes> <algorithm> [key=value ...]");
+      return bad("expected <op> <min_ranks> <max_ranks> <min_bytes> <max_bytes> <algorithm> [hint=value | fact=lo..hi ...]");
     TuningRule rule{};
     rule.line = number;
     if (words[0] == "alltoall") rule.op = kAlltoall;
@@ -64,6 +109,21 @@ int load_tuning_table(const std::string& path, TuningTable* table) {
       std::size_t equals = words[i].find('=');
       if (equals == std::string::npos) return bad("expected key=value, got '" + words[i] + "'");
       std::string key = words[i].substr(0, equals), value = words[i].substr(equals + 1);
+      int fact = -1;
+      for (int f = 0; kConditionNames[f]; ++f)
+        if (key == kConditionNames[f]) fact = f;
+      if (fact >= 0) {
+        TuningCondition condition{fact, 0, 0};
+        if (!parse_condition_range(value, &condition.lo, &condition.hi))
+          return bad("condition " + key + "=" + value + ": expected lo..hi, numbers >= 0 or *, lo <= hi");
+        rule.conditions.push_back(condition);
+        continue;
+      }
+      if (key.rfind("mpix_", 0) != 0) {
+        std::string known;
+        for (int f = 0; kConditionNames[f]; ++f) known += std::string(" ") + kConditionNames[f];
+        return bad("unknown condition '" + key + "'; conditions:" + known + "; hints start with mpix_");
+      }
       const KeySpec* spec = find_key(key);
       if (!spec) return bad("unknown key '" + key + "'");
       bool taken = false;

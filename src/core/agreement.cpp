@@ -1,0 +1,119 @@
+#include "agreement.hpp"
+
+#include <algorithm>
+#include <climits>
+
+#include "comm.hpp"
+#include "error.hpp"
+
+namespace mpix {
+
+namespace {
+
+enum Field : int {
+  kFailed,
+  kAlgorithmMax, kAlgorithmNegMin,
+  kHashMax, kHashNegMin,
+  kMaxBlock, kNegMinBlock,
+  kTotalBytes,       // sum
+  kMaxRankSend, kMaxRankRecv,
+  kNonemptyBlocks,   // sum
+  kMaxRankMessages,
+  kIntraNodeBytes,   // sum
+  kNonContiguous, kInPlace,
+  kFieldCount
+};
+
+bool is_sum(int field) { return field == kTotalBytes || field == kNonemptyBlocks || field == kIntraNodeBytes; }
+
+void reduce_records(void* in, void* inout, int* len, MPI_Datatype*) {
+  const long long* a = (const long long*)in;
+  long long* b = (long long*)inout;
+  for (int r = 0; r < *len; ++r, a += kFieldCount, b += kFieldCount)
+    for (int f = 0; f < kFieldCount; ++f) b[f] = is_sum(f) ? b[f] + a[f] : std::max(a[f], b[f]);
+}
+
+}  // namespace
+
+ExchangeFacts local_facts(const Exchange& ex, const Locality& locality) {
+  ExchangeFacts facts;
+  facts.ranks = ex.size;
+  facts.nodes = locality.num_nodes();
+  facts.max_ppn = 0;
+  facts.min_ppn = INT_MAX;
+  for (int n = 0; n < facts.nodes; ++n) {
+    facts.max_ppn = std::max(facts.max_ppn, (int)locality.node_ranks(n).size());
+    facts.min_ppn = std::min(facts.min_ppn, (int)locality.node_ranks(n).size());
+  }
+  facts.uniform = ex.uniform;
+  facts.max_block = ex.max_block_bytes;
+  facts.min_block = LLONG_MAX;
+  facts.contiguous = ex.send.layout.contiguous(2) && ex.recv.layout.contiguous(2);
+  const int node = locality.node_of(ex.rank);
+  for (int peer = 0; peer < ex.size; ++peer) {
+    if (peer == ex.rank) continue;
+    const long long sent = ex.send.block_bytes(peer);
+    facts.min_block = std::min(facts.min_block, sent);
+    facts.total_bytes += sent;
+    facts.max_rank_recv += ex.recv.block_bytes(peer);
+    if (sent > 0) ++facts.nonempty_blocks;
+    if (locality.node_of(peer) == node) facts.intra_node_bytes += sent;
+  }
+  if (ex.size <= 1) facts.min_block = 0;
+  facts.max_rank_send = facts.total_bytes;
+  facts.max_rank_messages = facts.nonempty_blocks;
+  return facts;
+}
+
+int agree(MPIX_Comm_s* comm, const Agreement& mine, Agreement* all) {
+  if (comm->agreement_op == MPI_OP_NULL) {
+    MPIX_CHECK_MPI(MPI_Type_contiguous(kFieldCount, MPI_LONG_LONG, &comm->agreement_type));
+    MPIX_CHECK_MPI(MPI_Type_commit(&comm->agreement_type));
+    MPIX_CHECK_MPI(MPI_Op_create(reduce_records, 1, &comm->agreement_op));
+  }
+  const ExchangeFacts& f = mine.facts;
+  long long record[kFieldCount] = {};
+  record[kFailed] = mine.failed;
+  record[kAlgorithmMax] = mine.algorithm;
+  record[kAlgorithmNegMin] = -mine.algorithm;
+  record[kHashMax] = mine.hints_hash;
+  record[kHashNegMin] = -mine.hints_hash;
+  record[kMaxBlock] = f.max_block;
+  record[kNegMinBlock] = -f.min_block;
+  record[kTotalBytes] = f.total_bytes;
+  record[kMaxRankSend] = f.max_rank_send;
+  record[kMaxRankRecv] = f.max_rank_recv;
+  record[kNonemptyBlocks] = f.nonempty_blocks;
+  record[kMaxRankMessages] = f.max_rank_messages;
+  record[kIntraNodeBytes] = f.intra_node_bytes;
+  record[kNonContiguous] = !f.contiguous;
+  record[kInPlace] = f.in_place;
+  long long agreed[kFieldCount];
+  MPIX_CHECK_MPI(MPI_Allreduce(record, agreed, 1, comm->agreement_type, comm->agreement_op, comm->lib_comm));
+  *all = mine;
+  all->failed = agreed[kFailed] != 0;
+  all->algorithm = agreed[kAlgorithmMax] == -agreed[kAlgorithmNegMin] ? agreed[kAlgorithmMax] : -2;
+  all->hints_hash = agreed[kHashMax] == -agreed[kHashNegMin] ? agreed[kHashMax] : -2;
+  ExchangeFacts& a = all->facts;
+  a.max_block = agreed[kMaxBlock];
+  a.min_block = -agreed[kNegMinBlock];
+  a.total_bytes = agreed[kTotalBytes];
+  a.max_rank_send = agreed[kMaxRankSend];
+  a.max_rank_recv = agreed[kMaxRankRecv];
+  a.nonempty_blocks = agreed[kNonemptyBlocks];
+  a.max_rank_messages = agreed[kMaxRankMessages];
+  a.intra_node_bytes = agreed[kIntraNodeBytes];
+  a.contiguous = agreed[kNonContiguous] == 0;
+  a.in_place = agreed[kInPlace] != 0;
+  return MPIX_SUCCESS;
+}
+
+void free_agreement(MPIX_Comm_s* comm) {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (finalized) return;
+  if (comm->agreement_op != MPI_OP_NULL) MPI_Op_free(&comm->agreement_op);
+  if (comm->agreement_type != MPI_DATATYPE_NULL) MPI_Type_free(&comm->agreement_type);
+}
+
+}  // namespace mpix

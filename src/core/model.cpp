@@ -1,0 +1,188 @@
+#include "model.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "error.hpp"
+
+namespace mpix {
+
+namespace {
+
+std::string bytes_text(double bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int unit = 0;
+  while (bytes >= 1024 && unit < 4) {
+    bytes /= 1024;
+    ++unit;
+  }
+  return format(bytes == std::floor(bytes) ? "%.0f%s" : "%.1f%s", bytes, units[unit]);
+}
+
+}  // namespace
+
+std::string ExchangeFacts::describe() const {
+  std::string layout = equal_nodes() ? format("%dx%d", nodes, max_ppn)
+                                     : format("%d of %d..%d ranks", nodes, min_ppn, max_ppn);
+  return format("P=%d nodes=%s %s max_block=%s min_block=%s mean_block=%s max_rank_send=%s nonempty=%.2f "
+                "intra_node=%.2f%s%s%s",
+                ranks, layout.c_str(), uniform ? "alltoall" : "alltoallv", bytes_text((double)max_block).c_str(),
+                bytes_text((double)min_block).c_str(), bytes_text(mean_block()).c_str(),
+                bytes_text((double)max_rank_send).c_str(), nonempty_fraction(), intra_fraction(),
+                contiguous ? "" : " non-contiguous", in_place ? " in-place" : "", persistent ? " persistent" : "");
+}
+
+// ---------------------------------------------------------------- machine profile
+
+namespace {
+
+struct ProfileKey {
+  const char* name;
+  double MachineProfile::*field;
+  const char* unit;
+};
+
+const ProfileKey kProfileKeys[] = {
+    {"inter_latency", &MachineProfile::inter_latency, "s"},
+    {"intra_latency", &MachineProfile::intra_latency, "s"},
+    {"inter_send_overhead", &MachineProfile::inter_send_overhead, "s"},
+    {"inter_recv_overhead", &MachineProfile::inter_recv_overhead, "s"},
+    {"intra_send_overhead", &MachineProfile::intra_send_overhead, "s"},
+    {"intra_recv_overhead", &MachineProfile::intra_recv_overhead, "s"},
+    {"inter_bandwidth", &MachineProfile::inter_bandwidth, "bytes/s"},
+    {"intra_bandwidth", &MachineProfile::intra_bandwidth, "bytes/s"},
+    {"copy_bandwidth", &MachineProfile::copy_bandwidth, "bytes/s"},
+    {"bisection_bandwidth", &MachineProfile::bisection_bandwidth, "bytes/s"},
+};
+
+}  // namespace
+
+int load_machine_profile(const std::string& path, MachineProfile* profile) {
+  std::ifstream in(path);
+  if (!in) return fail(MPIX_ERR_TUNING_FILE, "machine file " + path + ": cannot be opened");
+  MachineProfile loaded;
+  loaded.source = path;
+  std::string line;
+  for (int number = 1; std::getline(in, line); ++number) {
+    std::string text = line.substr(0, line.find('#'));
+    auto bad = [&](const std::string& why) {
+      return fail(MPIX_ERR_TUNING_FILE, format("machine file %s:%d: %s", path.c_str(), number, why.c_str()));
+    };
+    std::size_t equals = text.find('=');
+    std::istringstream words(text);
+    std::string first;
+    if (!(words >> first)) continue;
+    if (equals == std::string::npos) return bad("expected key = value, got '" + first + "'");
+    std::istringstream key_words(text.substr(0, equals)), value_words(text.substr(equals + 1));
+    std::string key, value, extra;
+    key_words >> key;
+    if (key_words >> extra) return bad("a key is one word: '" + text.substr(0, equals) + "'");
+    if (!(value_words >> value)) return bad("no value for " + key);
+    if (value_words >> extra) return bad("one value per key: " + key);
+    const ProfileKey* spec = nullptr;
+    for (const ProfileKey& candidate : kProfileKeys)
+      if (key == candidate.name) spec = &candidate;
+    if (!spec) {
+      std::string known;
+      for (const ProfileKey& candidate : kProfileKeys) known += std::string(" ") + candidate.name;
+      return bad("unknown key '" + key + "'; known:" + known);
+    }
+    char* end = nullptr;
+    double number_value = std::strtod(value.c_str(), &end);
+    if (end == value.c_str() || *end != '\0' || !std::isfinite(number_value))
+      return bad(key + "=" + value + ": not a number");
+    const bool bandwidth = std::string(spec->unit) == "bytes/s";
+    if (number_value < 0 || (bandwidth && number_value == 0 && spec->field != &MachineProfile::bisection_bandwidth))
+      return bad(key + "=" + value + (bandwidth ? ": must be > 0 bytes/s" : ": must be >= 0 s"));
+    loaded.*(spec->field) = number_value;
+  }
+  if (in.bad()) return fail(MPIX_ERR_TUNING_FILE, "machine file " + path + ": read error");
+  *profile = loaded;
+  return MPIX_SUCCESS;
+}
+
+std::string machine_profile_text(const MachineProfile& profile) {
+  std::string text;
+  for (const ProfileKey& key : kProfileKeys)
+    text += format("%-20s = %.6g  # %s\n", key.name, profile.*(key.field), key.unit);
+  return text;
+}
+
+// ---------------------------------------------------------------- costs
+
+namespace {
+
+template <class F>
+double sum(const std::vector<RoundCost>& rounds, F f) {
+  double total = 0;
+  for (const RoundCost& round : rounds) total += round.rounds * f(round);
+  return total;
+}
+
+}  // namespace
+
+double Cost::messages() const { return sum(rounds, [](const RoundCost& r) { return r.inter.messages + r.intra.messages; }); }
+double Cost::bytes() const { return sum(rounds, [](const RoundCost& r) { return r.inter.bytes + r.intra.bytes; }); }
+double Cost::round_count() const { return sum(rounds, [](const RoundCost&) { return 1.0; }); }
+double Cost::init_messages() const {
+  return sum(init_rounds, [](const RoundCost& r) { return r.inter.messages + r.intra.messages; });
+}
+double Cost::init_bytes() const { return sum(init_rounds, [](const RoundCost& r) { return r.inter.bytes + r.intra.bytes; }); }
+
+// One round: the latency of its slowest level, the CPU overhead of every message
+// sent and received (the LogGP o, paid one after another), and the time to move
+// its bytes: between nodes at the node's injection bandwidth shared by the ranks
+// sending at once (or the bisection, if that is the tighter), inside the node at
+// the intra-node bandwidth.
+double rounds_seconds(const std::vector<RoundCost>& rounds, const MachineProfile& m) {
+  return sum(rounds, [&m](const RoundCost& r) {
+    if (r.inter.messages <= 0 && r.intra.messages <= 0) return 0.0;
+    double latency = std::max(r.inter.messages > 0 ? m.inter_latency : 0.0, r.intra.messages > 0 ? m.intra_latency : 0.0);
+    double overhead = r.busiest_messages * (r.inter.messages * (m.inter_send_overhead + m.inter_recv_overhead) +
+                                            r.intra.messages * (m.intra_send_overhead + m.intra_recv_overhead));
+    double inter = r.inter.bytes * std::max({1.0, r.nic_sharers, r.busiest_bytes}) / m.inter_bandwidth;
+    // An exchange among all ranks sends about a quarter of its bytes across the
+    // bisection in each direction.
+    if (m.bisection_bandwidth > 0) inter = std::max(inter, r.inter.bytes * r.ranks / 4 / m.bisection_bandwidth);
+    return latency + overhead + inter + r.busiest_bytes * r.intra.bytes / m.intra_bandwidth;
+  });
+}
+
+double predict_seconds(const Cost& cost, const MachineProfile& profile, bool persistent) {
+  double seconds = rounds_seconds(cost.rounds, profile) + cost.copy_bytes / profile.copy_bandwidth;
+  if (!persistent)
+    seconds += rounds_seconds(cost.init_rounds, profile) + cost.init_copy_bytes / profile.copy_bandwidth;
+  return seconds;
+}
+
+double inter_node_fraction(int distance, int ppn, int ranks) {
+  if (ppn >= ranks) return 0.0;
+  distance = ((distance % ranks) + ranks) % ranks;
+  double same = std::max(0, ppn - distance) + std::max(0, ppn - (ranks - distance));
+  return 1.0 - std::min(1.0, same / ppn);
+}
+
+RoundCost linear_round(const ExchangeFacts& facts, double messages, double bytes_per_message) {
+  RoundCost round;
+  const double peers = std::max(1, facts.ranks - 1);
+  // Peers on the own node, for the average node.
+  const double local_peers = std::max(0.0, (double)facts.ranks / facts.nodes - 1);
+  const double intra_share = facts.nodes > 1 ? local_peers / peers : 1.0;
+  const double byte_share = facts.total_bytes > 0 ? facts.intra_fraction() : intra_share;
+  round.intra.messages = messages * intra_share;
+  round.inter.messages = messages - round.intra.messages;
+  round.intra.bytes = messages * bytes_per_message * byte_share;
+  round.inter.bytes = messages * bytes_per_message - round.intra.bytes;
+  round.nic_sharers = facts.max_ppn;
+  round.ranks = facts.ranks;
+  const double mean_messages = (double)facts.nonempty_blocks / facts.ranks;
+  const double mean_bytes = (double)facts.total_bytes / facts.ranks;
+  if (mean_messages > 0) round.busiest_messages = std::max(1.0, facts.max_rank_messages / mean_messages);
+  if (mean_bytes > 0) round.busiest_bytes = std::max(1.0, facts.max_rank_send / mean_bytes);
+  return round;
+}
+
+}  // namespace mpix

@@ -1,0 +1,300 @@
+// The selection model (src/core/model.*, select.*): the machine-file and
+// tuning-file parsers, the choice itself, and every cost model's message, byte and
+// round counts against the counters of the plan it describes (PlanStats), for many
+// node layouts, parameters and distributions.
+#include <catch2/catch.hpp>
+
+#include <climits>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+
+#include "core/comm.hpp"
+#include "core/model.hpp"
+#include "core/request.hpp"
+#include "core/select.hpp"
+#include "core/tuning.hpp"
+#include "harness.hpp"
+
+using harness::message_has;
+using mpix::workload::Distribution;
+
+namespace {
+
+// A file written by rank 0's and every other rank's own copy (each rank writes its
+// own path, so no rank reads a half-written file).
+std::string write_file(const char* stem, const std::string& text) {
+  std::string path = std::string("/tmp/mpix_test_model_") + stem + "_" + std::to_string(harness::world_rank());
+  std::ofstream(path) << text;
+  return path;
+}
+
+mpix::ExchangeFacts facts_of(int ranks, int ppn, long long block, bool uniform = true) {
+  mpix::ExchangeFacts f;
+  f.ranks = ranks;
+  f.nodes = (ranks + ppn - 1) / ppn;
+  f.max_ppn = std::min(ppn, ranks);
+  f.min_ppn = ranks - (f.nodes - 1) * ppn;
+  f.max_block = f.min_block = block;
+  f.total_bytes = block * ranks * (ranks - 1);
+  f.max_rank_send = f.max_rank_recv = block * (ranks - 1);
+  f.nonempty_blocks = block > 0 ? (long long)ranks * (ranks - 1) : 0;
+  f.max_rank_messages = block > 0 ? ranks - 1 : 0;
+  f.intra_node_bytes = block * ranks * (f.max_ppn - 1);
+  f.uniform = uniform;
+  return f;
+}
+
+}  // namespace
+
+TEST_CASE("machine file: every key, comments, and every malformed form", "[model][parser]") {
+  mpix::MachineProfile profile;
+  std::string path = write_file("good", "# measured\ninter_latency = 2e-6\n  intra_bandwidth=5e9  # shm\n\n"
+                                        "bisection_bandwidth = 0\n");
+  REQUIRE(mpix::load_machine_profile(path, &profile) == MPIX_SUCCESS);
+  CHECK(profile.inter_latency == 2e-6);
+  CHECK(profile.intra_bandwidth == 5e9);
+  CHECK(profile.inter_bandwidth == mpix::MachineProfile{}.inter_bandwidth);  // default kept
+  CHECK(profile.source == path);
+  // What machine_profile_text writes reads back the same.
+  std::string round_trip = write_file("trip", mpix::machine_profile_text(profile));
+  mpix::MachineProfile again;
+  REQUIRE(mpix::load_machine_profile(round_trip, &again) == MPIX_SUCCESS);
+  CHECK(again.inter_latency == profile.inter_latency);
+  CHECK(again.intra_bandwidth == profile.intra_bandwidth);
+
+  const std::pair<const char*, const char*> bad[] = {
+      {"inter_latency 2e-6\n", "expected key = value"},
+      {"no_such_key = 1\n", "unknown key 'no_such_key'"},
+      {"inter_latency = fast\n", "not a number"},
+      {"inter_latency = -1\n", "must be >= 0"},
+      {"inter_bandwidth = 0\n", "must be > 0"},
+      {"inter_latency =\n", "no value"},
+      {"inter_latency = 1 2\n", "one value per key"},
+      {"inter latency = 1\n", "a key is one word"},
+      {"inter_latency = inf\n", "not a number"},
+      {"inter_latency = 1e-6x\n", "not a number"},
+  };
+  for (const auto& [text, why] : bad) {
+    std::string file = write_file("bad", std::string("# ok\n") + text);
+    mpix::MachineProfile untouched;
+    untouched.inter_latency = 42;
+    CHECK(mpix::load_machine_profile(file, &untouched) == MPIX_ERR_TUNING_FILE);
+    CHECK(message_has(why));
+    CHECK(message_has(":2:"));  // the line
+    CHECK(untouched.inter_latency == 42);
+  }
+  CHECK(mpix::load_machine_profile("/nonexistent/machine", &profile) == MPIX_ERR_TUNING_FILE);
+  CHECK(message_has("cannot be opened"));
+}
+
+TEST_CASE("tuning file: distribution conditions", "[model][parser]") {
+  mpix::TuningTable table;
+  std::string path = write_file("conditions",
+                                "alltoallv * * * * pairwise mean_block=0..100 nonempty=0.5..*\n"
+                                "alltoallv * * * * tuna nodes=2..* ppn=4..4 mpix_radix=2\n"
+                                "alltoallv * * * * nonblocking persistent=1..1\n"
+                                "alltoallv * * 0 * scattered intra_node=0..0.5 contiguous=0..0 total_bytes=0..*\n");
+  REQUIRE(mpix::load_tuning_table(path, &table) == MPIX_SUCCESS);
+  mpix::ExchangeFacts f = facts_of(16, 4, 64, false);
+  CHECK(table.match(mpix::kAlltoallv, f)->algorithm->name == std::string("pairwise"));
+  f = facts_of(16, 4, 1000, false);
+  CHECK(table.match(mpix::kAlltoallv, f)->algorithm->name == std::string("tuna"));
+  f = facts_of(16, 2, 1000, false);
+  CHECK(table.match(mpix::kAlltoallv, f) == nullptr);
+  f.persistent = true;
+  CHECK(table.match(mpix::kAlltoallv, f)->algorithm->name == std::string("nonblocking"));
+  f.persistent = false;
+  f.contiguous = false;
+  CHECK(table.match(mpix::kAlltoallv, f)->algorithm->name == std::string("scattered"));
+  CHECK(table.match(mpix::kAlltoall, f) == nullptr);
+
+  const std::pair<const char*, const char*> bad[] = {
+      {"alltoallv * * * * pairwise mean_block=5\n", "expected lo..hi"},
+      {"alltoallv * * * * pairwise mean_block=9..5\n", "lo <= hi"},
+      {"alltoallv * * * * pairwise mean_block=..5\n", "expected lo..hi"},
+      {"alltoallv * * * * pairwise mean_block=-1..5\n", "numbers >= 0"},
+      {"alltoallv * * * * pairwise mean_block=a..b\n", "expected lo..hi"},
+      {"alltoallv * * * * pairwise colour=1..2\n", "unknown condition 'colour'"},
+      {"alltoallv * * * * pairwise mpix_radix=2\n", "does not take mpix_radix"},
+      {"alltoallv * * * * pairwise mpix_colour=2\n", "unknown key 'mpix_colour'"},
+      {"alltoallv * * * * tuna mpix_radix=1\n", "must be 2..P"},
+      {"alltoallv * * * *\n", "expected <op>"},
+      {"alltoallw * * * * pairwise\n", "unknown operation"},
+      {"alltoallv 4 2 * * pairwise\n", "empty range"},
+      {"alltoallv x * * * pairwise\n", "ranks must be integers"},
+      {"alltoallv * * -1 * pairwise\n", "bytes must be integers"},
+      {"alltoallv * * * * no_such\n", "unknown algorithm 'no_such'"},
+      {"alltoall * * * * pairwise nonempty\n", "expected key=value"},
+  };
+  for (const auto& [text, why] : bad) {
+    std::string file = write_file("badrule", std::string("# header\n\n") + text);
+    CHECK(mpix::load_tuning_table(file, &table) == MPIX_ERR_TUNING_FILE);
+    CHECK(message_has(why));
+    CHECK(message_has(":3:"));
+  }
+}
+
+TEST_CASE("the model prefers log-time exchanges for small blocks at scale, MPI's own for large", "[model]") {
+  const mpix::MachineProfile profile;
+  auto choose = [&](const mpix::ExchangeFacts& f) {
+    mpix::PlanContext context;
+    context.facts = f;
+    context.profile = &profile;
+    context.params.seed = f.ranks;
+    return mpix::select_dense(f.uniform ? mpix::kAlltoall : mpix::kAlltoallv, context);
+  };
+  mpix::Prediction small = choose(facts_of(256, 4, 16, false));
+  CHECK(std::string(small.algorithm->name).find("tuna") == 0);
+  // 2 ranks: one message either way; nothing beats MPI's own by the margin.
+  for (long long bytes : {16LL, 4096LL, 1LL << 20, 16LL << 20})
+    CHECK(choose(facts_of(2, 1, bytes, false)).algorithm->name == std::string("pmpi"));
+  // A radix chosen by the model is in 2..P; a hierarchical one in 2..Q.
+  for (const mpix::Algorithm& a : mpix::algorithms()) {
+    if (!a.cost || !(a.ops & mpix::kAlltoallv)) continue;
+    mpix::Prediction p = mpix::predict_best(a, facts_of(64, 8, 100, false), mpix::Params{}, profile);
+    REQUIRE(p.cost.valid);
+    CHECK(p.params.radix >= 2);
+    CHECK(p.params.radix <= (std::string(a.name).rfind("tuna_hier", 0) == 0 ? 8 : 64));
+    CHECK(p.seconds > 0);
+  }
+  // A given parameter is kept.
+  mpix::Params given;
+  given.radix = 5;
+  given.radix_auto = false;
+  mpix::Prediction p = mpix::predict_best(*mpix::find_algorithm("tuna", mpix::kAlltoallv), facts_of(64, 8, 100, false),
+                                          given, profile);
+  CHECK(p.params.radix == 5);
+  // Persistent plans do not pay TuNA's metadata rounds again.
+  mpix::ExchangeFacts f = facts_of(64, 8, 100, false);
+  mpix::Cost tuna = mpix::find_algorithm("tuna", mpix::kAlltoallv)->cost(f, p.params, profile);
+  CHECK(mpix::predict_seconds(tuna, profile, true) < mpix::predict_seconds(tuna, profile, false));
+}
+
+namespace {
+
+struct Totals {
+  long long messages = 0, bytes = 0, metadata_messages = 0, metadata_bytes = 0;
+  int max_rounds = 0;
+};
+
+// Plans `algorithm` with `keys` on `comm`, starts it once, and sums its counters
+// over the ranks; `request_out` keeps the request for the facts and parameters.
+bool run_plan(MPIX_Comm* comm, bool alltoall, Distribution dist, long long bytes, const std::string& algorithm,
+              const std::vector<std::pair<const char*, std::string>>& keys, Totals* totals,
+              mpix::ExchangeFacts* facts, mpix::Params* params) {
+  const int size = harness::world_size(), rank = harness::world_rank();
+  std::vector<int> scounts(size), rcounts(size), sdispls(size), rdispls(size);
+  int stotal = 0, rtotal = 0;
+  for (int peer = 0; peer < size; ++peer) {
+    scounts[peer] = (int)mpix::workload::block_bytes(dist, bytes, rank, peer, size, 7);
+    rcounts[peer] = (int)mpix::workload::block_bytes(dist, bytes, peer, rank, size, 7);
+    sdispls[peer] = stotal;
+    rdispls[peer] = rtotal;
+    stotal += scounts[peer];
+    rtotal += rcounts[peer];
+  }
+  std::vector<char> send(stotal + 1, 1), recv(rtotal + 1);
+  harness::Info info{{alltoall ? "mpix_alltoall_algorithm" : "mpix_alltoallv_algorithm", algorithm}};
+  for (const auto& k : keys) info.set(k.first, k.second);
+  MPIX_Request* request = nullptr;
+  int rc = alltoall ? MPIX_Alltoall_plan(send.data(), (int)bytes, MPI_BYTE, recv.data(), (int)bytes, MPI_BYTE,
+                                         info.info, comm, &request)
+                    : MPIX_Alltoallv_plan(send.data(), scounts.data(), sdispls.data(), MPI_BYTE, recv.data(),
+                                          rcounts.data(), rdispls.data(), MPI_BYTE, info.info, comm, &request);
+  if (!harness::all_ranks(rc == MPIX_SUCCESS)) return false;
+  MPIX_Start(request);
+  MPIX_Wait(request, MPI_STATUS_IGNORE);
+  const mpix::PlanStats& s = request->plan->stats;
+  const mpix::PlanStats& init = request->plan->init_stats;
+  long long mine[4] = {s.messages, s.payload_bytes, init.metadata_messages, init.metadata_bytes}, sum[4];
+  MPI_Allreduce(mine, sum, 4, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+  MPI_Allreduce(&s.rounds, &totals->max_rounds, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  *totals = Totals{sum[0], sum[1], sum[2], sum[3], totals->max_rounds};
+  *facts = request->facts;
+  *params = request->param_values;
+  MPIX_Request_free(&request);
+  return true;
+}
+
+}  // namespace
+
+TEST_CASE("cost models count what their plans do", "[model][counts]") {
+  harness::Comm guard;
+  const int size = harness::world_size();
+  const mpix::MachineProfile profile;
+  std::vector<int> layouts = {size};
+  for (int ppn : {1, 2, 4}) if (ppn < size && size % ppn == 0) layouts.push_back(ppn);
+  for (int ppn : layouts) {
+    REQUIRE(MPIX_Comm_update_locality(guard.comm, ppn) == MPIX_SUCCESS);
+    for (const mpix::Algorithm& algorithm : mpix::algorithms()) {
+      if (!algorithm.cost) continue;
+      // Each parameter at a few values of its range; a radix also above sqrt(P).
+      std::vector<std::vector<std::pair<const char*, std::string>>> sweeps = {{}};
+      for (mpix::Param param : algorithm.params) {
+        if (param == mpix::Param::seed) continue;
+        std::vector<long long> range = mpix::parameter_range(param, size);
+        for (std::size_t i = 0; i < range.size(); i += 2) {
+          long long value = range[i];
+          if (param == mpix::Param::radix && value > (std::string(algorithm.name).rfind("tuna_hier", 0) == 0 ? ppn : size)) continue;
+          if (param == mpix::Param::segment_bytes && value > 4096) continue;
+          sweeps.push_back({{mpix::param_key(param), value == INT_MAX ? "unlimited" : std::to_string(value)}});
+        }
+      }
+      // Exact for constant blocks everywhere; for the linear exchanges (whose
+      // counts depend only on the totals) for every distribution.
+      const bool linear = std::string(algorithm.name).find("tuna") == std::string::npos &&
+                          std::string(algorithm.name) != "bruck" && std::string(algorithm.name) != "node_aware" &&
+                          std::string(algorithm.name) != "random_segmented";
+      std::vector<Distribution> dists = {Distribution::constant};
+      if (linear) dists = {Distribution::constant, Distribution::uniform, Distribution::powerlaw, Distribution::fft_n1};
+      for (bool alltoall : {true, false}) {
+        if (!(algorithm.ops & (alltoall ? mpix::kAlltoall : mpix::kAlltoallv))) continue;
+        for (Distribution dist : alltoall ? std::vector<Distribution>{Distribution::constant} : dists) {
+          for (long long bytes : {8LL, 3000LL}) {
+            for (const auto& keys : sweeps) {
+              Totals totals;
+              mpix::ExchangeFacts facts;
+              mpix::Params params;
+              std::string label = std::string(algorithm.name) + (alltoall ? " alltoall " : " alltoallv ") +
+                                  mpix::workload::distribution_name(dist) + " S=" + std::to_string(bytes) +
+                                  " ppn=" + std::to_string(ppn) + (keys.empty() ? "" : " " + std::string(keys[0].first) + "=" + keys[0].second);
+              INFO(label);
+              REQUIRE(run_plan(guard.comm, alltoall, dist, bytes, algorithm.name, keys, &totals, &facts, &params));
+              mpix::Cost cost = algorithm.cost(facts, params, profile);
+              REQUIRE(cost.valid);
+              CHECK(std::llround(cost.messages() * size) == totals.messages);
+              CHECK(std::llround(cost.bytes() * size) == totals.bytes);
+              CHECK(std::llround(cost.init_messages() * size) == totals.metadata_messages);
+              CHECK(std::llround(cost.init_bytes() * size) == totals.metadata_bytes);
+              // Rounds: the sliding windows count completions, not rounds.
+              if (dist == Distribution::constant && algorithm.name != std::string("multipair_waitany") &&
+                  algorithm.name != std::string("multipair_testany"))
+                CHECK(std::llround(cost.round_count()) == totals.max_rounds);
+            }
+          }
+        }
+      }
+    }
+  }
+  REQUIRE(MPIX_Comm_update_locality(guard.comm, 0) == MPIX_SUCCESS);
+}
+
+TEST_CASE("auto decides the same on every rank and says why under MPIX_VERBOSE", "[model][auto]") {
+  harness::Comm guard;
+  for (long long bytes : {16LL, 4096LL, 100000LL}) {
+    Totals totals;
+    mpix::ExchangeFacts facts;
+    mpix::Params params;
+    // Different block sizes on every rank: the decision still agrees (the plan would
+    // hang or fail otherwise), and the facts are the agreed ones.
+    REQUIRE(run_plan(guard.comm, false, Distribution::uniform, bytes, "auto", {}, &totals, &facts, &params));
+    long long mine[2] = {facts.total_bytes, facts.max_block}, low[2], high[2];
+    MPI_Allreduce(mine, low, 2, MPI_LONG_LONG, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Allreduce(mine, high, 2, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+    CHECK(low[0] == high[0]);
+    CHECK(low[1] == high[1]);
+  }
+}
