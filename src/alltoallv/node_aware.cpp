@@ -284,6 +284,7 @@ Cost cost_node_aware(const ExchangeFacts& facts, const Params&, const MachinePro
     round.inter = LevelCounts{(double)(nodes - 1), (double)(nodes - 1) * q * block};
     round.nic_sharers = q;
     round.ranks = facts.ranks;
+    round.busiest_bytes = busiest_bytes_factor(facts, q);
     cost.rounds.push_back(round);
   }
   if (nodes > 1 && !facts.uniform) {

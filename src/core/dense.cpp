@@ -280,10 +280,15 @@ int plan_dense(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm, bool pe
     context.params = choice.params;
     reason = format("auto: predicted %s on %s", microseconds(choice.seconds).c_str(), hints.profile->source.c_str());
   }
-  // A radix left to the library is the model's best for the chosen algorithm.
+  // A radix left to the library (`auto`, the default) is the model's best for the
+  // algorithm; the other parameters of an algorithm asked for by name or by a
+  // tuning rule keep their documented defaults.
   if (algorithm->cost && context.params.radix_auto) {
-    Prediction best = predict_best(*algorithm, context.facts, context.params, *context.profile);
-    if (best.cost.valid) context.params = best.params;
+    Params fixed = context.params;
+    fixed.given = ~0u;
+    Prediction best = predict_best(*algorithm, context.facts, fixed, *context.profile);
+    if (best.cost.valid) context.params.radix = best.params.radix;
+    context.params.radix_auto = false;
   }
   std::string why = inapplicable_reason(*algorithm, context);
   if (!why.empty())

@@ -165,6 +165,14 @@ double inter_node_fraction(int distance, int ppn, int ranks) {
   return 1.0 - std::min(1.0, same / ppn);
 }
 
+double busiest_bytes_factor(const ExchangeFacts& facts, double blocks) {
+  if (facts.total_bytes <= 0 || facts.ranks < 2 || blocks <= 0) return 1.0;
+  const double mean_rank = (double)facts.total_bytes / facts.ranks;
+  const double spread = std::max(0.0, facts.max_rank_send / mean_rank - 1.0);
+  const double largest = facts.max_block / std::max(facts.mean_block(), 1e-9);
+  return std::max(1.0, std::min(largest, 1.0 + spread * std::sqrt((facts.ranks - 1) / blocks)));
+}
+
 RoundCost linear_round(const ExchangeFacts& facts, double messages, double bytes_per_message) {
   RoundCost round;
   const double peers = std::max(1, facts.ranks - 1);

@@ -111,6 +111,11 @@ double rounds_seconds(const std::vector<RoundCost>& rounds, const MachineProfile
 // spread over the communicator, split over the levels by the node layout and the
 // intra-node share of bytes of `facts`, with the busiest rank's excess.
 RoundCost linear_round(const ExchangeFacts& facts, double messages, double bytes_per_message);
+// How many times the average bytes the busiest rank sends in a message that
+// carries `blocks` blocks: the agreed busiest rank total (P - 1 blocks) shows the
+// spread of the distribution, which shrinks as 1 / sqrt(blocks) when blocks add up,
+// and no message exceeds its blocks at the largest size.
+double busiest_bytes_factor(const ExchangeFacts& facts, double blocks);
 // Fraction of a rank's peers at distance `distance` (rank + distance) that are on
 // another node, for consecutive ranks on nodes of `ppn` ranks.
 double inter_node_fraction(int distance, int ppn, int ranks);

@@ -1,0 +1,57 @@
+// The pieces of mpix-bench (tools/mpix-bench.cpp): its options, the agreement of
+// ranks on failures, the table/CSV output, the dense runs and the SDDE runs.
+#pragma once
+#include <mpi.h>
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/registry.hpp"
+#include "mpix/mpix.h"
+#include "workload.hpp"
+
+namespace bench {
+
+using mpix::workload::Distribution;
+using KeyValues = std::vector<std::pair<std::string, std::string>>;
+
+struct Options {
+  mpix::Op op = mpix::kAlltoallv;
+  bool all_algorithms = true;
+  std::vector<std::string> algorithms;
+  std::vector<long long> sizes = {16, 256, 4096};
+  std::vector<Distribution> dists = {Distribution::uniform};
+  bool dist_given = false;
+  int iters = 10, warmup = 2;
+  bool ppn_given = false;
+  int ppn = 0;
+  std::vector<std::pair<std::string, std::vector<std::string>>> sweeps;
+  bool csv = false, check = false, help = false;
+  unsigned long long seed = 1;
+  bool sizes_given = false;
+  std::vector<std::string> matrices, patterns;  // SDDE
+};
+
+
+bool is_sdde(mpix::Op op);
+// Empty on success, else what is wrong with the command line.
+std::string parse_options(int argc, char** argv, Options* o);
+extern const char* const kUsage;
+
+// Collective: false if `rc` failed on any rank; then `*error` (on rank 0) is the
+// failure of the lowest failing rank: "code text: details".
+bool all_succeeded(int rc, MPI_Comm comm, std::string* error);
+
+std::string fixed(double value);
+
+// Byte k of the block from `source` to `dest`: never 0xA5 (the fill of receive
+// buffers), and different between blocks, so that a misplaced block shows.
+char pattern(int source, int dest, long long k);
+
+// The dense exchanges (--op alltoall | alltoallv) and the SDDE ones; each returns
+// the process's exit status.
+int dense_main(const Options& o, MPIX_Comm* comm, int nodes, int ppn);
+int sdde_main(const Options& o, MPIX_Comm* comm, int nodes, int ppn);
+
+}  // namespace bench
