@@ -158,6 +158,7 @@ struct Row {
   std::string error;  // non-empty: the run failed
   double median = 0, min = 0, max = 0;
   double persistent_median = 0;  // Start+Wait of a persistent plan
+  double predicted = 0;          // the cost model's blocking time, us (0: none)
   long long rounds = 0, messages = 0, payload = 0, metadata = 0, scratch = 0;
   std::string check;
   long long mismatch_bytes = 0, mismatch_ranks = 0;
@@ -294,6 +295,7 @@ class Bench {
     row.metadata = all[3];
     row.scratch = all[4];
     row.params = request->params;
+    row.predicted = request->predicted_seconds * 1e6;
     if (algorithm == "auto") row.algorithm = "auto:" + request->algorithm;
     MPIX_Request_free(&request);
 
@@ -439,7 +441,8 @@ int dense_main(const Options& o, MPIX_Comm* comm, int nodes, int ppn) {
                                          std::to_string(row.metadata), std::to_string(row.scratch),
                                          reference_median > 0 && row.median > 0 ? fixed(reference_median / row.median)
                                                                                 : std::string("-"),
-                                         row.error.empty() && row.median == fastest ? "*" : ""};
+                                         row.error.empty() && row.median == fastest ? "*" : "",
+                                         row.predicted > 0 ? fixed(row.predicted) : std::string("-")};
         if (o.check) rest.push_back(row.check);
         out.add(entry.first, rest, row.error);
       }

@@ -113,6 +113,9 @@ Columns:
   speedup          pmpi's median / this median
   fastest          * on the row with the smallest median of its size and
                    distribution
+  predicted_us     the selection model's time for one blocking call of the
+                   algorithm with these parameters (docs/tuning.md), on the
+                   machine profile in force (MPIX_MACHINE_FILE or defaults)
   check            with --check: ref (pmpi), ok, or MISMATCH(bytes, ranks)
 An algorithm that fails (for example MPIX_ERR_UNSUPPORTED) prints its error instead
 of the numbers; CSV has an 'error' column for it.

@@ -23,7 +23,7 @@ class Output {
   Output(bool csv, bool check, bool print) : csv_(csv), print_(print) {
     header_ = {"op",     "algorithm", "params",   "ranks",   "nodes",    "ppn",      "dist",
                "max_block_bytes", "median_us", "min_us", "max_us", "persistent_us", "rounds", "messages", "payload_bytes",
-               "metadata_bytes", "scratch_bytes", "speedup", "fastest"};
+               "metadata_bytes", "scratch_bytes", "speedup", "fastest", "predicted_us"};
     if (check) header_.push_back("check");
     if (csv_) {
       header_.push_back("error");

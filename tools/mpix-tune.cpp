@@ -1,0 +1,479 @@
+// mpix-tune: measures on the running job what the selection model predicts, and
+// writes what it found in the files the library reads (docs/tuning.md):
+//
+//   mpiexec.mpich -n P mpix-tune --profile --out machine.txt
+//       latencies, per-message overheads and bandwidths inside and between nodes,
+//       and the copy bandwidth: a machine file for mpix_machine_file
+//   mpiexec.mpich -n P mpix-tune --sizes 16,1k,64k --dist uniform,powerlaw --out tuning.txt
+//       every algorithm with a cost model, over its parameter ranges, on each
+//       (distribution, size): the fastest becomes a rule of a tuning file, and the
+//       table shows it beside what `auto` (the model) chose and predicted
+//
+// The tuning file is rewritten after every cell, so a run that is stopped leaves a
+// file that loads. Every rank parses the same command line.
+#include <mpi.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "bench/bench.hpp"
+#include "core/comm.hpp"
+#include "core/info.hpp"
+#include "core/model.hpp"
+#include "core/request.hpp"
+#include "core/select.hpp"
+#include "workload.hpp"
+
+namespace {
+
+const char* const kUsage = R"(Usage: mpiexec.mpich -n P mpix-tune [options]
+
+  --profile              measure the machine (latency, per-message overhead and
+                         bandwidth inside a node and between nodes, copy bandwidth)
+                         and write a machine file (mpix_machine_file); otherwise
+                         measure the algorithms and write a tuning file
+  --out FILE             where to write (default machine.txt or tuning.txt)
+  --op alltoall|alltoallv          (default alltoallv)
+  --sizes S1,S2,...      largest block sizes, suffixes k and m (default 16,256,4k,64k)
+  --dist D1,D2,...       distributions as in mpix-bench (default uniform)
+  --iters N              timed calls per candidate (default 5; the median counts)
+  --ppn N                emulate nodes of N consecutive ranks
+  --help
+
+The tuning file's rules hold for this rank count; each names the largest-block
+range and the mean-block range of its cell, so that other distributions of the
+same largest block fall to the next rule or to the model.
+)";
+
+using mpix::workload::Distribution;
+
+struct Options {
+  bool profile = false, help = false;
+  std::string out;
+  mpix::Op op = mpix::kAlltoallv;
+  std::vector<long long> sizes = {16, 256, 4096, 65536};
+  std::vector<Distribution> dists = {Distribution::uniform};
+  int iters = 5, ppn = 0;
+  bool ppn_given = false;
+};
+
+std::vector<std::string> split(const std::string& text) {
+  std::vector<std::string> parts;
+  std::size_t begin = 0;
+  for (;;) {
+    std::size_t end = text.find(',', begin);
+    parts.push_back(text.substr(begin, end == std::string::npos ? std::string::npos : end - begin));
+    if (end == std::string::npos) return parts;
+    begin = end + 1;
+  }
+}
+
+std::string parse(int argc, char** argv, Options* o) {
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i], value;
+    std::size_t eq = arg.find('=');
+    bool has_value = false;
+    if (eq != std::string::npos) {
+      value = arg.substr(eq + 1);
+      arg = arg.substr(0, eq);
+      has_value = true;
+    }
+    auto next = [&]() -> bool {
+      if (has_value) return true;
+      if (i + 1 >= argc) return false;
+      value = argv[++i];
+      return true;
+    };
+    long long number = 0;
+    if (arg == "--help" || arg == "-h") {
+      o->help = true;
+    } else if (arg == "--profile") {
+      o->profile = true;
+    } else if (arg == "--out") {
+      if (!next() || value.empty()) return "--out needs a file name";
+      o->out = value;
+    } else if (arg == "--op") {
+      if (!next()) return "--op needs a value";
+      if (value == "alltoall") o->op = mpix::kAlltoall;
+      else if (value == "alltoallv") o->op = mpix::kAlltoallv;
+      else return "--op: '" + value + "' is not alltoall or alltoallv";
+    } else if (arg == "--sizes") {
+      if (!next()) return "--sizes needs a value";
+      o->sizes.clear();
+      for (std::string part : split(value)) {
+        long long unit = 1;
+        if (!part.empty() && (part.back() == 'k' || part.back() == 'm')) {
+          unit = part.back() == 'k' ? 1024 : 1048576;
+          part.pop_back();
+        }
+        if (!mpix::parse_integer(part, &number) || number < 0 || number > (1LL << 30) / unit)
+          return "--sizes: '" + part + "' is not a size (bytes, suffix k or m, at most 1 GiB)";
+        o->sizes.push_back(number * unit);
+      }
+      std::sort(o->sizes.begin(), o->sizes.end());
+    } else if (arg == "--dist") {
+      if (!next()) return "--dist needs a value";
+      o->dists.clear();
+      for (const std::string& part : split(value)) {
+        Distribution d;
+        if (!mpix::workload::parse_distribution(part, &d)) return "--dist: unknown distribution '" + part + "'";
+        o->dists.push_back(d);
+      }
+    } else if (arg == "--iters") {
+      if (!next() || !mpix::parse_integer(value, &number) || number < 1 || number > 100000)
+        return "--iters needs an integer >= 1";
+      o->iters = (int)number;
+    } else if (arg == "--ppn") {
+      if (!next() || !mpix::parse_integer(value, &number) || number < 0 || number > 1 << 30)
+        return "--ppn needs an integer >= 0";
+      o->ppn = (int)number;
+      o->ppn_given = true;
+    } else {
+      return "unknown option '" + arg + "'";
+    }
+  }
+  if (o->out.empty()) o->out = o->profile ? "machine.txt" : "tuning.txt";
+  return "";
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+}
+
+// --- the machine profile ----------------------------------------------------------
+
+// Ping-pong of `bytes` between ranks a and b of `comm`: half the round trip, s.
+double ping_pong(MPI_Comm comm, int a, int b, int bytes, int reps) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  std::vector<char> buffer(std::max(1, bytes));
+  std::vector<double> times;
+  for (int r = 0; r < reps + 2; ++r) {
+    MPI_Barrier(comm);
+    double t0 = MPI_Wtime();
+    if (rank == a) {
+      MPI_Send(buffer.data(), bytes, MPI_BYTE, b, 0, comm);
+      MPI_Recv(buffer.data(), bytes, MPI_BYTE, b, 0, comm, MPI_STATUS_IGNORE);
+    } else if (rank == b) {
+      MPI_Recv(buffer.data(), bytes, MPI_BYTE, a, 0, comm, MPI_STATUS_IGNORE);
+      MPI_Send(buffer.data(), bytes, MPI_BYTE, a, 0, comm);
+    }
+    double t = (MPI_Wtime() - t0) / 2;
+    if (r >= 2) times.push_back(t);
+  }
+  double mine = rank == a ? median(times) : 0, all = 0;
+  MPI_Allreduce(&mine, &all, 1, MPI_DOUBLE, MPI_MAX, comm);
+  return all;
+}
+
+// Rank a sends `count` empty messages to b back to back: the time per message
+// beyond one latency is the sender's plus the receiver's overhead (LogGP o).
+double message_cost(MPI_Comm comm, int a, int b, int count) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  std::vector<MPI_Request> requests(count);
+  char byte = 0;
+  std::vector<double> times;
+  for (int r = 0; r < 5; ++r) {
+    MPI_Barrier(comm);
+    double t0 = MPI_Wtime();
+    if (rank == a) {
+      for (int i = 0; i < count; ++i) MPI_Isend(&byte, 0, MPI_BYTE, b, 1, comm, &requests[i]);
+      MPI_Waitall(count, requests.data(), MPI_STATUSES_IGNORE);
+      MPI_Recv(&byte, 0, MPI_BYTE, b, 2, comm, MPI_STATUS_IGNORE);
+    } else if (rank == b) {
+      for (int i = 0; i < count; ++i) MPI_Irecv(&byte, 0, MPI_BYTE, a, 1, comm, &requests[i]);
+      MPI_Waitall(count, requests.data(), MPI_STATUSES_IGNORE);
+      MPI_Send(&byte, 0, MPI_BYTE, a, 2, comm);
+    }
+    times.push_back(MPI_Wtime() - t0);
+  }
+  double mine = rank == a ? median(times) : 0, all = 0;
+  MPI_Allreduce(&mine, &all, 1, MPI_DOUBLE, MPI_MAX, comm);
+  return all;
+}
+
+int profile_main(const Options& o, MPIX_Comm* comm) {
+  MPI_Comm world = MPIX_Comm_mpi(comm);
+  int rank = 0, size = 0;
+  MPI_Comm_rank(world, &rank);
+  MPI_Comm_size(world, &size);
+  const mpix::Locality& loc = comm->locality;
+  mpix::MachineProfile profile;
+  profile.source = o.out;
+  // Rank 0 and a peer on its node, and one on another node (if there are such).
+  int intra_peer = loc.node_ranks(loc.node_of(0)).size() > 1 ? loc.node_ranks(loc.node_of(0))[1] : -1;
+  int inter_peer = loc.num_nodes() > 1 ? loc.node_ranks(1)[0] : -1;
+  const int big = 4 << 20, count = 256;
+  for (int level = 0; level < 2; ++level) {
+    const int peer = level == 0 ? intra_peer : inter_peer;
+    if (peer < 0) continue;
+    const double latency = ping_pong(world, 0, peer, 0, 50);
+    const double transfer = ping_pong(world, 0, peer, big, 5);
+    const double quarter = ping_pong(world, 0, peer, big / 4, 5);
+    const double burst = message_cost(world, 0, peer, count);
+    const double overhead = std::max(0.0, (burst - 2 * latency) / count / 2);
+    // From two sizes, so that the latency drops out; bounded by the transfer alone
+    // when noise makes the difference meaningless.
+    const double bandwidth = 0.75 * big / std::max(transfer - quarter, 0.75 * transfer / 4);
+    if (rank == 0)
+      std::fprintf(stderr, "mpix-tune: %s (ranks 0 and %d): latency %.2f us, overhead %.3f us per send and "
+                   "per receive, bandwidth %.2f GB/s\n", level == 0 ? "inside a node" : "between nodes", peer,
+                   latency * 1e6, overhead * 1e6, bandwidth / 1e9);
+    if (level == 0) {
+      profile.intra_latency = latency;
+      profile.intra_send_overhead = profile.intra_recv_overhead = overhead;
+      profile.intra_bandwidth = bandwidth;
+    } else {
+      profile.inter_latency = latency;
+      profile.inter_send_overhead = profile.inter_recv_overhead = overhead;
+      // The node's injection: every rank of node 0 sends to node 1 at once.
+      profile.inter_bandwidth = bandwidth;
+    }
+  }
+  if (inter_peer < 0 && rank == 0)
+    std::fprintf(stderr, "mpix-tune: one node only: the between-node constants keep their defaults "
+                 "(emulate nodes with --ppn to measure the same path as inside a node)\n");
+  {
+    std::vector<char> from(64 << 20, 1), to(64 << 20);
+    double t0 = MPI_Wtime();
+    for (int r = 0; r < 4; ++r) std::memcpy(to.data(), from.data(), from.size());
+    double mine = 4.0 * from.size() / (MPI_Wtime() - t0), all = 0;
+    MPI_Allreduce(&mine, &all, 1, MPI_DOUBLE, MPI_MIN, world);
+    profile.copy_bandwidth = all;
+  }
+  if (rank == 0) {
+    std::ofstream out(o.out);
+    out << "# mpix machine profile, measured by mpix-tune --profile on " << size << " ranks\n"
+        << mpix::machine_profile_text(profile);
+    if (!out) {
+      std::fprintf(stderr, "mpix-tune: cannot write %s\n", o.out.c_str());
+      return 1;
+    }
+    std::printf("%s", mpix::machine_profile_text(profile).c_str());
+    std::fprintf(stderr, "mpix-tune: wrote %s\n", o.out.c_str());
+  }
+  return 0;
+}
+
+// --- the tuning file --------------------------------------------------------------
+
+struct Cell {
+  Distribution dist;
+  long long S;
+  std::vector<int> scounts, sdispls, rcounts, rdispls;
+  std::vector<char> send, recv;
+};
+
+void build_cell(Cell* c, int rank, int size, mpix::Op op) {
+  c->scounts.assign(size, 0);
+  c->rcounts.assign(size, 0);
+  c->sdispls.assign(size, 0);
+  c->rdispls.assign(size, 0);
+  long long st = 0, rt = 0;
+  for (int p = 0; p < size; ++p) {
+    c->scounts[p] = op == mpix::kAlltoall ? (int)c->S : (int)mpix::workload::block_bytes(c->dist, c->S, rank, p, size, 1);
+    c->rcounts[p] = op == mpix::kAlltoall ? (int)c->S : (int)mpix::workload::block_bytes(c->dist, c->S, p, rank, size, 1);
+    c->sdispls[p] = (int)st;
+    c->rdispls[p] = (int)rt;
+    st += c->scounts[p];
+    rt += c->rcounts[p];
+  }
+  c->send.assign(st + 1, 1);
+  c->recv.assign(rt + 1, 0);
+}
+
+struct Measured {
+  std::string algorithm, params;  // params as info key=value words of a tuning rule
+  std::string described;          // as the library describes them
+  double seconds = -1;
+  double predicted = 0;
+  mpix::ExchangeFacts facts;
+};
+
+// Median over `iters` blocking calls (maximum over ranks per call); -1 if it failed.
+Measured measure(const Options& o, MPIX_Comm* comm, Cell& c, const std::string& algorithm,
+                 const std::vector<std::pair<std::string, std::string>>& keys) {
+  Measured m;
+  m.algorithm = algorithm;
+  MPIX_Info* info = nullptr;
+  MPIX_Info_init(&info);
+  MPIX_Info_set(info, o.op == mpix::kAlltoall ? "mpix_alltoall_algorithm" : "mpix_alltoallv_algorithm",
+                algorithm.c_str());
+  for (const auto& kv : keys) {
+    MPIX_Info_set(info, kv.first.c_str(), kv.second.c_str());
+    m.params += (m.params.empty() ? "" : " ") + kv.first + "=" + kv.second;
+  }
+  MPI_Comm world = MPIX_Comm_mpi(comm);
+  auto call = [&](MPIX_Request** request) {
+    if (request)
+      return o.op == mpix::kAlltoall
+                 ? MPIX_Alltoall_plan(c.send.data(), (int)c.S, MPI_BYTE, c.recv.data(), (int)c.S, MPI_BYTE, info, comm,
+                                      request)
+                 : MPIX_Alltoallv_plan(c.send.data(), c.scounts.data(), c.sdispls.data(), MPI_BYTE, c.recv.data(),
+                                       c.rcounts.data(), c.rdispls.data(), MPI_BYTE, info, comm, request);
+    return o.op == mpix::kAlltoall
+               ? MPIX_Alltoall(c.send.data(), (int)c.S, MPI_BYTE, c.recv.data(), (int)c.S, MPI_BYTE, info, comm)
+               : MPIX_Alltoallv(c.send.data(), c.scounts.data(), c.sdispls.data(), MPI_BYTE, c.recv.data(),
+                                c.rcounts.data(), c.rdispls.data(), MPI_BYTE, info, comm);
+  };
+  MPIX_Request* request = nullptr;
+  std::string error;
+  if (bench::all_succeeded(call(&request), world, &error)) {
+    m.described = request->algorithm + (request->params.empty() ? "" : " " + request->params);
+    m.predicted = request->predicted_seconds;
+    m.facts = request->facts;
+    MPIX_Request_free(&request);
+    std::vector<double> times;
+    for (int it = 0; it < o.iters + 1; ++it) {
+      MPI_Barrier(world);
+      double t0 = MPI_Wtime();
+      int rc = call(nullptr);
+      double local[2] = {MPI_Wtime() - t0, rc != MPIX_SUCCESS ? 1.0 : 0.0}, all[2];
+      MPI_Allreduce(local, all, 2, MPI_DOUBLE, MPI_MAX, world);
+      if (all[1] != 0) {
+        times.clear();
+        break;
+      }
+      if (it > 0) times.push_back(all[0]);
+    }
+    if (!times.empty()) m.seconds = median(times);
+  }
+  MPIX_Info_free(&info);
+  return m;
+}
+
+int tune_main(const Options& o, MPIX_Comm* comm) {
+  MPI_Comm world = MPIX_Comm_mpi(comm);
+  int rank = 0, size = 0;
+  MPI_Comm_rank(world, &rank);
+  MPI_Comm_size(world, &size);
+  const bool tty = isatty(fileno(stderr));
+  std::vector<std::string> rules;
+  std::vector<Measured> bests;
+  int cell_index = 0, cells = (int)(o.sizes.size() * (o.op == mpix::kAlltoall ? 1 : o.dists.size()));
+  if (rank == 0)
+    std::printf("%-10s %8s %-28s %12s   %-28s %12s %12s\n", "dist", "S", "measured best", "time_us", "auto (model)",
+                "time_us", "predicted_us");
+  for (Distribution dist : o.op == mpix::kAlltoall ? std::vector<Distribution>{Distribution::constant} : o.dists) {
+    for (long long S : o.sizes) {
+      ++cell_index;
+      Cell c{dist, S, {}, {}, {}, {}, {}, {}};
+      build_cell(&c, rank, size, o.op);
+      // Candidates: every algorithm with a cost model, over its parameter ranges.
+      std::vector<std::pair<std::string, std::vector<std::pair<std::string, std::string>>>> candidates;
+      for (const mpix::Algorithm& a : mpix::algorithms()) {
+        if (!(a.ops & o.op) || !a.cost) continue;
+        std::vector<std::vector<std::pair<std::string, std::string>>> combos = {{}};
+        for (mpix::Param p : a.params) {
+          if (p == mpix::Param::seed) continue;
+          std::vector<std::vector<std::pair<std::string, std::string>>> next;
+          for (const auto& combo : combos)
+            for (long long v : mpix::parameter_range(p, size)) {
+              if (p == mpix::Param::radix && v > size) continue;
+              auto extended = combo;
+              extended.emplace_back(mpix::param_key(p), v == INT_MAX ? "unlimited" : std::to_string(v));
+              next.push_back(extended);
+            }
+          combos = next;
+        }
+        for (const auto& combo : combos) candidates.emplace_back(a.name, combo);
+      }
+      Measured best;
+      for (std::size_t k = 0; k < candidates.size(); ++k) {
+        if (rank == 0 && tty)
+          std::fprintf(stderr, "\rmpix-tune: cell %d/%d (%s, S=%lld): candidate %zu/%zu %s\033[K", cell_index, cells,
+                       mpix::workload::distribution_name(dist), S, k + 1, candidates.size(),
+                       candidates[k].first.c_str());
+        Measured m = measure(o, comm, c, candidates[k].first, candidates[k].second);
+        if (m.seconds >= 0 && (best.seconds < 0 || m.seconds < best.seconds)) best = m;
+      }
+      Measured chosen = measure(o, comm, c, "auto", {});
+      if (rank == 0 && tty) std::fprintf(stderr, "\r\033[K");
+      if (best.seconds < 0) continue;
+      bests.push_back(best);
+      if (rank == 0) {
+        std::printf("%-10s %8lld %-28s %12.2f   %-28s %12.2f %12.2f\n", mpix::workload::distribution_name(dist), S,
+                    best.described.c_str(), best.seconds * 1e6, chosen.described.c_str(), chosen.seconds * 1e6,
+                    chosen.predicted * 1e6);
+        std::fflush(stdout);
+        // Rules for this rank count, each for its largest-block range (up to the
+        // next size) and a mean-block range around its cell (geometric midpoints to
+        // the other cells' means), written anew after every cell.
+        std::vector<Measured> sorted = bests;
+        std::ofstream out(o.out + ".partial");
+        out << "# mpix tuning file, measured by mpix-tune on " << size << " ranks ("
+            << comm->locality.num_nodes() << " nodes); " << sorted.size() << " of " << cells << " cells\n";
+        for (std::size_t i = 0; i < sorted.size(); ++i) {
+          const Measured& m = sorted[i];
+          double lo = 0, hi = HUGE_VAL;
+          for (std::size_t j = 0; j < sorted.size(); ++j) {
+            if (j == i || sorted[j].facts.max_block != m.facts.max_block) continue;
+            double mid = std::sqrt(std::max(1.0, sorted[j].facts.mean_block()) * std::max(1.0, m.facts.mean_block()));
+            if (sorted[j].facts.mean_block() < m.facts.mean_block()) lo = std::max(lo, mid);
+            else hi = std::min(hi, mid);
+          }
+          // Largest blocks in (the next smaller cell's, this cell's]; the largest
+          // cell's rule is open above.
+          long long below = 0, largest = 0;
+          for (const Measured& other : sorted) {
+            if (other.facts.max_block < m.facts.max_block) below = std::max(below, other.facts.max_block + 1);
+            largest = std::max(largest, other.facts.max_block);
+          }
+          out << mpix::op_name(o.op) << " " << size << " " << size << " " << below << " "
+              << (m.facts.max_block == largest ? std::string("*") : std::to_string(m.facts.max_block)) << " "
+              << m.algorithm << (m.params.empty() ? "" : " " + m.params) << " mean_block=" << lo << ".."
+              << (std::isinf(hi) ? std::string("*") : std::to_string(hi)) << "\n";
+        }
+        out.close();
+        std::rename((o.out + ".partial").c_str(), o.out.c_str());
+      }
+    }
+  }
+  if (rank == 0) std::fprintf(stderr, "mpix-tune: wrote %s (use it with MPIX_TUNING_FILE=%s)\n", o.out.c_str(),
+                              o.out.c_str());
+  return 0;
+}
+
+int tune(int argc, char** argv) {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  Options o;
+  std::string error = parse(argc, argv, &o);
+  if (o.help) {
+    if (rank == 0) std::fputs(kUsage, stdout);
+    return 0;
+  }
+  if (!error.empty()) {
+    if (rank == 0) std::fprintf(stderr, "mpix-tune: %s\nTry 'mpix-tune --help'.\n", error.c_str());
+    return 2;
+  }
+  MPIX_Comm* comm = nullptr;
+  int rc = MPIX_Comm_init(&comm, MPI_COMM_WORLD);
+  if (rc == MPIX_SUCCESS && o.ppn_given) rc = MPIX_Comm_update_locality(comm, o.ppn);
+  if (!bench::all_succeeded(rc, MPI_COMM_WORLD, &error)) {
+    if (rank == 0) std::fprintf(stderr, "mpix-tune: %s\n", error.c_str());
+    if (comm) MPIX_Comm_free(&comm);
+    return 1;
+  }
+  int status = o.profile ? profile_main(o, comm) : tune_main(o, comm);
+  MPIX_Comm_free(&comm);
+  return status;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int status = tune(argc, argv);
+  MPI_Finalize();
+  return status;
+}
