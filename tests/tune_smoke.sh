@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# mpix-tune end to end on 2 ranks (2 emulated nodes): the machine file it measures
+# and the tuning file it writes both load, and a call then follows the tuning file
+# (MPIX_VERBOSE names the rule). Arguments: the build's tools directory, then the
+# MPI launcher and its arguments.
+set -euo pipefail
+tools="$1"
+shift
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+
+"$@" -n 2 "$tools/mpix-tune" --profile --ppn 1 --out "$work/machine.txt" > "$work/profile.out"
+grep -q "^inter_latency *= " "$work/machine.txt"
+grep -q "^copy_bandwidth *= " "$work/machine.txt"
+
+"$@" -n 2 "$tools/mpix-tune" --sizes 16,2k --iters 1 --ppn 1 --out "$work/tuning.txt" > "$work/tune.out"
+test "$(grep -c '^alltoallv 2 2 ' "$work/tuning.txt")" = 2
+grep -q "measured best" "$work/tune.out"
+
+MPIX_MACHINE_FILE="$work/machine.txt" MPIX_TUNING_FILE="$work/tuning.txt" MPIX_VERBOSE=1 \
+  "$@" -n 2 "$tools/mpix-bench" --algorithms auto --sizes 16,2k --iters 1 --warmup 0 --ppn 1 --check \
+  > "$work/bench.out" 2> "$work/bench.err"
+grep -q "(tuning file $work/tuning.txt:2)" "$work/bench.err"
+grep -q "(tuning file $work/tuning.txt:3)" "$work/bench.err"
+! grep -q MISMATCH "$work/bench.out"
+
+# A malformed machine file is an error of the call, with the file and line.
+printf 'inter_latency = soon\n' > "$work/bad.txt"
+if MPIX_MACHINE_FILE="$work/bad.txt" "$@" -n 2 "$tools/mpix-bench" --algorithms auto --sizes 16 --iters 1 \
+     > "$work/bad.out" 2>&1; then
+  echo "a malformed machine file was accepted"; exit 1
+fi
+grep -q "machine file $work/bad.txt:1: inter_latency=soon: not a number" "$work/bad.out"
+echo "mpix-tune: machine and tuning files written, loaded and followed"
