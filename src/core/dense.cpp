@@ -301,7 +301,8 @@ int plan_dense(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm, bool pe
   request->facts = context.facts;
   if (algorithm->cost)
     request->predicted_seconds =
-        predict_seconds(algorithm->cost(context.facts, context.params, *context.profile), *context.profile, false);
+        predict_seconds(algorithm->cost(context.facts, context.params, *context.profile), *context.profile, false) +
+        agreement_seconds(context.facts, *context.profile);
   if (a.sendbuf == MPI_IN_PLACE) {
     // Copy the byte span of the receive blocks; the copy keeps their layout, so the
     // send side is the receive side moved onto the copy.

@@ -56,6 +56,7 @@ const ProfileKey kProfileKeys[] = {
     {"intra_bandwidth", &MachineProfile::intra_bandwidth, "bytes/s"},
     {"copy_bandwidth", &MachineProfile::copy_bandwidth, "bytes/s"},
     {"bisection_bandwidth", &MachineProfile::bisection_bandwidth, "bytes/s"},
+    {"match_cost", &MachineProfile::match_cost, "s"},
 };
 
 }  // namespace
@@ -133,10 +134,10 @@ double Cost::init_messages() const {
 double Cost::init_bytes() const { return sum(init_rounds, [](const RoundCost& r) { return r.inter.bytes + r.intra.bytes; }); }
 
 // One round: the latency of its slowest level, the CPU overhead of every message
-// sent and received (the LogGP o, paid one after another), and the time to move
-// its bytes: between nodes at the node's injection bandwidth shared by the ranks
-// sending at once (or the bisection, if that is the tighter), inside the node at
-// the intra-node bandwidth.
+// sent and received (the LogGP o, paid one after another) overlapped with the time
+// to move its bytes: between nodes at the node's injection bandwidth shared by the
+// ranks sending at once (or the bisection, if that is the tighter), inside the node
+// at the intra-node bandwidth.
 double rounds_seconds(const std::vector<RoundCost>& rounds, const MachineProfile& m) {
   return sum(rounds, [&m](const RoundCost& r) {
     if (r.inter.messages <= 0 && r.intra.messages <= 0) return 0.0;
@@ -147,8 +148,23 @@ double rounds_seconds(const std::vector<RoundCost>& rounds, const MachineProfile
     // An exchange among all ranks sends about a quarter of its bytes across the
     // bisection in each direction.
     if (m.bisection_bandwidth > 0) inter = std::max(inter, r.inter.bytes * r.ranks / 4 / m.bisection_bandwidth);
-    return latency + overhead + inter + r.busiest_bytes * r.intra.bytes / m.intra_bandwidth;
+    // LogGP: the CPU posts messages while the network carries the earlier ones, so
+    // the longer of the two counts, plus one message's share of the shorter (the
+    // first message's overhead, or the last one's transfer).
+    const double transfer = inter + r.busiest_bytes * r.intra.bytes / m.intra_bandwidth;
+    const double messages = std::max(1.0, r.busiest_messages * (r.inter.messages + r.intra.messages));
+    const double matching = messages * messages / 2 * m.match_cost;
+    return latency + std::max(overhead + matching, transfer) + std::min(overhead, transfer) / messages;
   });
+}
+
+double agreement_seconds(const ExchangeFacts& facts, const MachineProfile& m) {
+  // Recursive doubling: log2(ppn) rounds inside the node, the others between nodes.
+  if (facts.ranks <= 1) return 0;
+  const double rounds = std::ceil(std::log2((double)facts.ranks));
+  const double intra = facts.nodes > 1 ? std::floor(std::log2((double)std::max(1, facts.max_ppn))) : rounds;
+  return intra * (m.intra_latency + m.intra_send_overhead + m.intra_recv_overhead) +
+         (rounds - intra) * (m.inter_latency + m.inter_send_overhead + m.inter_recv_overhead);
 }
 
 double predict_seconds(const Cost& cost, const MachineProfile& profile, bool persistent) {

@@ -57,6 +57,10 @@ struct MachineProfile {
   double intra_bandwidth = 10e9;        // bytes/s, between two ranks of a node
   double copy_bandwidth = 10e9;         // bytes/s, a local memcpy or (un)pack
   double bisection_bandwidth = 0;       // bytes/s across the job's nodes; 0: not a limit
+  // s per posted receive an arriving message is compared with: MPI libraries match
+  // against a list, so a round of k messages posted at once costs about k * k / 2
+  // comparisons (SMPI does not charge it; real MPIs do).
+  double match_cost = 2e-9;
   std::string source = "built-in defaults";
 };
 
@@ -105,6 +109,10 @@ struct Cost {
 // Seconds: the start (and, unless `persistent`, the init) of `cost` on `profile`.
 double predict_seconds(const Cost& cost, const MachineProfile& profile, bool persistent);
 double rounds_seconds(const std::vector<RoundCost>& rounds, const MachineProfile& profile);
+// Seconds of the one agreement (an allreduce) a blocking call makes before any
+// algorithm runs: the same for every algorithm, so not part of the choice, but of
+// the time a blocking call takes.
+double agreement_seconds(const ExchangeFacts& facts, const MachineProfile& profile);
 
 // Helpers the cost functions share.
 // A round of `messages` (a rank's average) of `bytes_per_message` each to peers

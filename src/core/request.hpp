@@ -26,7 +26,7 @@ struct MPIX_Request_s {
   std::string params;     // its parameters, "stride=8"
   mpix::Params param_values;   // the same, as the plan used them
   mpix::ExchangeFacts facts;   // agreed at planning (what the cost model saw)
-  double predicted_seconds = 0;  // the model's time for one blocking call (0: no model)
+  double predicted_seconds = 0;  // the model's time for one blocking call, agreement included (0: no model)
   bool active = false;
 
   // MPI_IN_PLACE: the receive buffer's blocks are copied here at each start and
