@@ -84,7 +84,10 @@ bool enabled() {
   return on;
 }
 
-void report_fallback(MPI_Comm comm, const char* function, const std::string& reason) {
+namespace {
+
+// Rank 0 of `comm` prints `line` once per `key` (MPIX_VERBOSE set, not 0).
+void report_once(MPI_Comm comm, const std::string& key, const std::string& line) {
   const char* verbose = std::getenv("MPIX_VERBOSE");
   if (!verbose || !*verbose || std::strcmp(verbose, "0") == 0) return;
   int rank = 0;
@@ -92,9 +95,20 @@ void report_fallback(MPI_Comm comm, const char* function, const std::string& rea
   if (rank != 0) return;
   {
     std::lock_guard<std::mutex> lock(cache_mutex);
-    if (!reported.insert(std::string(function) + reason).second) return;
+    if (!reported.insert(key).second) return;
   }
-  std::fprintf(stderr, "[mpix] interpose: %s: %s; calling PMPI_%s\n", function, reason.c_str(), function + 4);
+  std::fprintf(stderr, "[mpix] interpose: %s\n", line.c_str());
+}
+
+}  // namespace
+
+void report_fallback(MPI_Comm comm, const char* function, const std::string& reason) {
+  report_once(comm, std::string(function) + reason,
+              std::string(function) + ": " + reason + "; calling PMPI_" + (function + 4));
+}
+
+void report_routed(MPI_Comm comm, const char* function, const std::string& what) {
+  report_once(comm, function, std::string(function) + ": " + what);
 }
 
 MPIX_Comm* mpix_comm_of(MPI_Comm comm, const char* function) {

@@ -21,6 +21,9 @@ MPIX_Comm* mpix_comm_of(MPI_Comm comm, const char* function);
 // its PMPI_ version because of `reason`.
 void report_fallback(MPI_Comm comm, const char* function, const std::string& reason);
 
+// Under MPIX_VERBOSE, on rank 0 of `comm`, once per function: `what` mpix did.
+void report_routed(MPI_Comm comm, const char* function, const std::string& what);
+
 // Frees an MPIX_Comm whose communicator is gone, now or, while persistent requests
 // still use it, when the last of them is freed (persistent.cpp).
 void release_comm(MPIX_Comm* comm);

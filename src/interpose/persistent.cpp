@@ -170,8 +170,10 @@ int MPI_Alltoall_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
   if (mpix_comm) {
     MPIX_Request* mpix_request = nullptr;
     if (MPIX_Alltoall_plan(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, nullptr, mpix_comm,
-                           &mpix_request) == MPIX_SUCCESS)
+                           &mpix_request) == MPIX_SUCCESS) {
+      report_routed(comm, "MPI_Alltoall_init", "an mpix persistent request");
       return make_persistent(mpix_request, request);
+    }
     report_fallback(comm, "MPI_Alltoall_init", MPIX_Last_error_message());
   }
   return PMPI_Alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
@@ -184,8 +186,10 @@ int MPI_Alltoallv_init(const void* sendbuf, const int sendcounts[], const int sd
   if (mpix_comm) {
     MPIX_Request* mpix_request = nullptr;
     if (MPIX_Alltoallv_plan(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
-                            nullptr, mpix_comm, &mpix_request) == MPIX_SUCCESS)
+                            nullptr, mpix_comm, &mpix_request) == MPIX_SUCCESS) {
+      report_routed(comm, "MPI_Alltoallv_init", "an mpix persistent request");
       return make_persistent(mpix_request, request);
+    }
     report_fallback(comm, "MPI_Alltoallv_init", MPIX_Last_error_message());
   }
   return PMPI_Alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm,

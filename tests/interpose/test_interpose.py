@@ -6,8 +6,9 @@
 MODE c: the C program (exchange.c), 3 ranks, without LD_PRELOAD, then with it
 (auto; algorithms from the environment; MPIX_INTERPOSE=0), communicators freed in
 both orders: every rank prints the same lines in every run, MPIX_VERBOSE=1 shows
-mpix's choices ("[mpix]" lines naming the algorithms) and its fallback on an
-intercommunicator, and MPIX_INTERPOSE=0 shows nothing of mpix.
+mpix's choices ("[mpix]" lines naming the algorithms; with MPICH 4, the persistent
+MPI_Alltoall(v)_init made mpix requests) and its fallback on an intercommunicator
+and on aliased buffers, and MPIX_INTERPOSE=0 shows nothing of mpix.
 MODE fortran: exchange_mpi.f90 (use mpi) and exchange_f08.f90 (use mpi_f08),
 compiled here with the MPI's own Fortran wrapper; the same comparisons.
 MODE valgrind: the C program at 2 ranks under valgrind with the interposer: no
@@ -68,6 +69,10 @@ def check_program(name, launcher, program, interposer, args=()):
     compare(f"{name} bruck/pairwise", reference, lines)
     expect_lines(f"{name} bruck/pairwise", stderr,
                  [r"^\[mpix\] alltoall on \d+ ranks.*\bbruck\b", r"^\[mpix\] alltoallv on \d+ ranks.*\bpairwise\b"])
+    if "exchange: persistent collectives" in stderr:
+        expect_lines(f"{name} persistent", stderr,
+                     [r"^\[mpix\] interpose: MPI_Alltoall_init: an mpix persistent request",
+                      r"^\[mpix\] interpose: MPI_Alltoallv_init: an mpix persistent request"])
     return reference, stderr
 
 
