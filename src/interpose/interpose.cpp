@@ -31,8 +31,10 @@ int comm_keyval = MPI_KEYVAL_INVALID;      // the MPIX_Comm of a communicator
 std::vector<MPI_Comm> cached_comms;        // communicators holding an MPIX_Comm, oldest first
 std::set<std::string> reported;            // fallbacks already reported (MPIX_VERBOSE)
 
-// A communicator on which a rank's MPIX_Comm_init failed: all ranks call PMPI_.
-MPIX_Comm* const kUnusable = reinterpret_cast<MPIX_Comm*>(&cached_comms);
+// The attribute of a communicator on which some rank's MPIX_Comm_init failed: all
+// ranks call PMPI_ there. The address of a byte of ours, never an MPIX_Comm.
+char unusable_marker;
+MPIX_Comm* const kUnusable = reinterpret_cast<MPIX_Comm*>(&unusable_marker);
 
 int delete_comm(MPI_Comm comm, int, void* value, void*) {
   MPIX_Comm* mpix_comm = static_cast<MPIX_Comm*>(value);

@@ -2,7 +2,7 @@
 // MPI function the library calls becomes its PMPI_ name, so that the library's
 // traffic never re-enters the interposer's MPI_Alltoall(v) (pmpi's MPI_Ialltoallv,
 // the mpix_check_args MPI_Alltoall) nor a profiling tool (ARCHITECTURE.md "Use
-// without code changes"). tests/interpose/check_symbols.sh fails when the
+// without code changes"). tests/packaging/test_packaging.sh fails when the
 // interposer imports any MPI_ function: a new call in src/ is added here.
 #ifndef MPIX_INTERPOSE_PMPI_NAMES_H
 #define MPIX_INTERPOSE_PMPI_NAMES_H
@@ -39,6 +39,8 @@
 #define MPI_Issend PMPI_Issend
 #define MPI_Mprobe PMPI_Mprobe
 #define MPI_Mrecv PMPI_Mrecv
+#define MPI_Op_create PMPI_Op_create
+#define MPI_Op_free PMPI_Op_free
 #define MPI_Pack PMPI_Pack
 #define MPI_Probe PMPI_Probe
 #define MPI_Put PMPI_Put
@@ -51,6 +53,7 @@
 #define MPI_Testall PMPI_Testall
 #define MPI_Testany PMPI_Testany
 #define MPI_Type_commit PMPI_Type_commit
+#define MPI_Type_contiguous PMPI_Type_contiguous
 #define MPI_Type_create_hindexed PMPI_Type_create_hindexed
 #define MPI_Type_free PMPI_Type_free
 #define MPI_Type_get_extent PMPI_Type_get_extent
