@@ -11,6 +11,7 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -88,10 +89,18 @@ bool enabled() {
 
 namespace {
 
-// Rank 0 of `comm` prints `line` once per `key` (MPIX_VERBOSE set, not 0).
+// MPIX_VERBOSE as the library reads it: unset, empty, 0, false, no, off are quiet.
+bool verbose() {
+  const char* text = std::getenv("MPIX_VERBOSE");
+  if (!text || !*text) return false;
+  std::string value(text);
+  for (char& c : value) c = (char)std::tolower((unsigned char)c);
+  return value != "0" && value != "false" && value != "no" && value != "off";
+}
+
+// Rank 0 of `comm` prints `line` once per `key` (MPIX_VERBOSE).
 void report_once(MPI_Comm comm, const std::string& key, const std::string& line) {
-  const char* verbose = std::getenv("MPIX_VERBOSE");
-  if (!verbose || !*verbose || std::strcmp(verbose, "0") == 0) return;
+  if (!verbose()) return;
   int rank = 0;
   if (comm != MPI_COMM_NULL) PMPI_Comm_rank(comm, &rank);
   if (rank != 0) return;
