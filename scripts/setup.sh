@@ -9,7 +9,9 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 MPI="${MPIX_MPI:-mpich}"
 # libsimgrid-dev: SimGrid's SMPI (smpicxx, smpirun), for the simulated build that the
 # smpi-smoke test builds and runs (scripts/build-smpi.sh).
-PACKAGES=(g++ pkg-config meson ninja-build mpich libmpich-dev catch2 libsimgrid-dev)
+# gfortran, valgrind, cmake: the interpose tests (Fortran programs, leaks after
+# MPI_Finalize) and the packaging test (a CMake consumer project).
+PACKAGES=(g++ pkg-config meson ninja-build mpich libmpich-dev catch2 libsimgrid-dev gfortran valgrind cmake)
 [ "$MPI" = "ompi" ] && PACKAGES+=(openmpi-bin libopenmpi-dev)
 
 missing=()

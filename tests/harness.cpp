@@ -81,7 +81,7 @@ std::string DenseCase::describe() const {
   text += " algorithm=" + (algorithm.empty() ? std::string("auto") : algorithm);
   text += " dist=" + std::string(mpix::workload::distribution_name(dist));
   text += " S=" + std::to_string(max_bytes) + " types=" + types;
-  text += mode == Mode::blocking ? " blocking" : " persistent";
+  text += mode == Mode::blocking ? " blocking" : mode == Mode::persistent ? " persistent" : " tested";
   if (in_place) text += " in-place";
   for (const auto& k : keys) text += std::string(" ") + k.first + "=" + k.second;
   return text;
@@ -176,7 +176,7 @@ bool run_dense_case(const DenseCase& c, MPIX_Comm* comm, std::string* why) {
     ok = false;
   };
   MPIX_Request* request = nullptr;
-  if (c.mode == Mode::persistent) {
+  if (c.mode != Mode::blocking) {
     int rc = call(&request);
     if (rc != MPIX_SUCCESS) problem(std::string("init: ") + MPIX_Error_string(rc) + ": " + MPIX_Last_error_message());
   }
@@ -188,7 +188,15 @@ bool run_dense_case(const DenseCase& c, MPIX_Comm* comm, std::string* why) {
     fill(recv.storage, rank + 1000, start);
     reference.storage = recv.storage;
     int rc = c.mode == Mode::blocking ? call(nullptr) : MPIX_Start(request);
-    if (rc == MPIX_SUCCESS && request) rc = MPIX_Wait(request, MPI_STATUS_IGNORE);
+    if (rc == MPIX_SUCCESS && request && c.mode == Mode::tested) {
+      MPI_Status status;
+      for (int done = 0; rc == MPIX_SUCCESS && !done;) rc = MPIX_Test(request, &done, &status);
+      int count = -1;
+      MPI_Get_count(&status, MPI_BYTE, &count);
+      if (rc == MPIX_SUCCESS && count != 0) problem("MPIX_Test: the status of a completed exchange is not empty");
+    } else if (rc == MPIX_SUCCESS && request) {
+      rc = MPIX_Wait(request, MPI_STATUS_IGNORE);
+    }
     if (rc != MPIX_SUCCESS) problem(std::string(MPIX_Error_string(rc)) + ": " + MPIX_Last_error_message());
     if (c.alltoall)
       MPI_Alltoall(sendbuf, send_counts[0], send_type, reference.data(), recv_counts[0], tc.recv, MPI_COMM_WORLD);

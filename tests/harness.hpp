@@ -47,7 +47,8 @@ struct Info {
   ~Info();
 };
 
-enum class Mode { blocking, persistent };
+// tested: persistent, completed by a loop of MPIX_Test instead of MPIX_Wait.
+enum class Mode { blocking, persistent, tested };
 
 struct DenseCase {
   bool alltoall = false;          // alltoall: constant blocks of max_bytes

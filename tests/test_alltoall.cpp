@@ -1,7 +1,8 @@
 // Every registered dense algorithm against MPI_Alltoallv, byte for byte with
-// canaries: alltoall and alltoallv, blocking and persistent, every distribution
-// and datatype, in place, ranks that send or receive nothing. Run at 1, 2, 3, 4,
-// 5, 8 ranks and at 16 ranks with emulated nodes (MPIX_PPN).
+// canaries: alltoall and alltoallv, blocking and persistent (MPIX_Wait and
+// MPIX_Test loops), every distribution and datatype, in place, ranks that send
+// or receive nothing. Run at 1, 2, 3, 4, 5, 8 ranks and at 16 ranks with emulated
+// nodes (MPIX_PPN).
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <string>
@@ -79,6 +80,9 @@ void run_all(bool alltoall, const std::string& algorithm, MPIX_Comm* comm) {
       run(Distribution::uniform, 96, "int", mode, true);
     }
   }
+  // Completed by MPIX_Test loops (every round advanced by a test), in place too.
+  run(Distribution::uniform, 200, "int", Mode::tested, false);
+  run(Distribution::uniform, 96, "vector", Mode::tested, true);
   // Default parameters once.
   check(DenseCase{alltoall, Distribution::uniform, 300, "double", Mode::blocking, false, 1, algorithm, {}}, comm);
 }

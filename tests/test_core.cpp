@@ -154,6 +154,8 @@ TEST_CASE("invalid arguments return an error naming them; the comm stays usable"
   CHECK(message_has("recvbuf is MPI_IN_PLACE"));
   CHECK(MPIX_Alltoall(&anything, -3, MPI_INT, &anything, 1, MPI_INT, nullptr, c.comm) == MPIX_ERR_ARG);
   CHECK(message_has("sendcount=-3"));
+  CHECK(MPIX_Alltoall(ex.send.data(), 1, MPI_INT, ex.send.data(), 1, MPI_INT, nullptr, c.comm) == MPIX_ERR_ARG);
+  CHECK(message_has("the same buffer"));
   CHECK(MPIX_Alltoall(ex.send.data(), 1, MPI_INT, ex.recv.data(), 1, MPI_INT, nullptr, nullptr) == MPIX_ERR_ARG);
   CHECK(message_has("comm is NULL"));
   // The own block must carry as many bytes as it receives.

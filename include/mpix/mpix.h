@@ -114,7 +114,7 @@ int MPIX_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispl
  *  exports them.
  *  Counts and buffer addresses are fixed for the life of the request; buffer
  *  contents may change between starts. MPIX_Start only posts the first round of
- *  messages; the exchange progresses and completes in MPIX_Wait. Requests on one
+ *  messages; the exchange progresses and completes in MPIX_Wait (or MPIX_Test). Requests on one
  *  communicator must be started in the same order on all ranks. */
 /**@{*/
 int MPIX_Alltoall_plan(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
@@ -130,6 +130,11 @@ int MPIX_Start(MPIX_Request* request);
 /** Completes an active request (returns at once for an inactive one).
  *  @p status may be MPI_STATUS_IGNORE. */
 int MPIX_Wait(MPIX_Request* request, MPI_Status* status);
+/** Local. Progresses an active request without blocking: *flag = 1 once it is
+ *  complete (it is then inactive, as after MPIX_Wait), else 0. An inactive request
+ *  gives *flag = 1 at once. A loop of MPIX_Test until *flag gives what MPIX_Wait
+ *  gives. @p status may be MPI_STATUS_IGNORE. */
+int MPIX_Test(MPIX_Request* request, int* flag, MPI_Status* status);
 /** Frees an inactive request and sets *request = NULL. */
 int MPIX_Request_free(MPIX_Request** request);
 /**@}*/

@@ -130,10 +130,19 @@ int StagePlan::advance(bool from_start) {
 }
 
 int StagePlan::wait() {
+  bool done = false;
+  return progress(true, &done);
+}
+
+int StagePlan::test(bool* done) { return progress(false, done); }
+
+int StagePlan::progress(bool blocking, bool* done) {
+  *done = false;
   while (stage_ < stages_.size()) {
     if (!requests_.empty()) {
-      MPIX_CHECK_MPI(MPI_Waitall((int)requests_.size(), requests_.data(), MPI_STATUSES_IGNORE));
-      requests_.clear();
+      bool stage_done = false;
+      MPIX_TRY(complete_requests(requests_, blocking, &stage_done));
+      if (!stage_done) return MPIX_SUCCESS;
     }
     if (stages_[stage_].done) MPIX_TRY(stages_[stage_].done());
     ++stage_;
@@ -141,6 +150,7 @@ int StagePlan::wait() {
     MPIX_TRY(advance(false));
   }
   if (after_wait_) MPIX_TRY(after_wait_());
+  *done = true;
   return MPIX_SUCCESS;
 }
 

@@ -91,6 +91,7 @@ class StagePlan : public Plan {
  public:
   int start() override;
   int wait() override;
+  int test(bool* done) override;
 
  protected:
   std::vector<Stage> stages_;
@@ -98,6 +99,7 @@ class StagePlan : public Plan {
 
  private:
   int advance(bool from_start);
+  int progress(bool blocking, bool* done);
   std::size_t stage_ = 0;
   bool posted_ = false;
   bool round_counted_ = false;

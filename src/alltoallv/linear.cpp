@@ -36,6 +36,12 @@ class PmpiPlan : public Plan {
     MPIX_CHECK_MPI(MPI_Wait(&request_, MPI_STATUS_IGNORE));
     return MPIX_SUCCESS;
   }
+  int test(bool* done) override {
+    int flag = 0;
+    MPIX_CHECK_MPI(MPI_Test(&request_, &flag, MPI_STATUS_IGNORE));
+    *done = flag != 0;
+    return MPIX_SUCCESS;
+  }
 
  private:
   Exchange ex_;

@@ -37,21 +37,35 @@ class SlidingWindowPlan : public Plan {
   }
 
   int wait() override {
+    bool done = false;
+    return progress(true, &done);
+  }
+
+  int test(bool* done) override { return progress(false, done); }
+
+ private:
+  // Refills freed slots; blocking, until no request is left, else until none of
+  // the active ones has completed.
+  int progress(bool blocking, bool* done) {
+    *done = false;
     for (;;) {
       int index = MPI_UNDEFINED, flag = 0;
-      if (use_test_) {
+      if (use_test_ || !blocking) {
         MPIX_TRY(test_any(&index, &flag));
+        if (!flag && !blocking) return MPIX_SUCCESS;
         if (!flag) continue;
       } else {
         MPIX_CHECK_MPI(MPI_Waitany((int)requests_.size(), requests_.data(), &index, MPI_STATUS_IGNORE));
       }
-      if (index == MPI_UNDEFINED) return MPIX_SUCCESS;  // no active request left
+      if (index == MPI_UNDEFINED) {  // no active request left
+        *done = true;
+        return MPIX_SUCCESS;
+      }
       ++stats.rounds;
       MPIX_TRY(index < stride_ ? post_recv(index) : post_send(index));
     }
   }
 
- private:
   // MPI_Testany over the window. SimGrid's SMPI 3.32 skips, in MPI_Testany (not in
   // MPI_Test or MPI_Waitany), every request that has no simulated transfer left,
   // which is what an eager ("detached", below smpi/send-is-detached-thresh) send is

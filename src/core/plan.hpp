@@ -59,6 +59,10 @@ class Plan {
   virtual int start() = 0;
   // Drives the exchange to completion.
   virtual int wait() = 0;
+  // Progresses without blocking: completes what has arrived and posts what follows
+  // it (a rounds-based plan moves to its next round); *done once the exchange is
+  // complete, as after wait().
+  virtual int test(bool* done) = 0;
 
   PlanStats stats;       // of the last start
   PlanStats init_stats;  // of init (for example a metadata exchange done once)

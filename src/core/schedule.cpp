@@ -94,11 +94,33 @@ int ScheduledPlan::post_batch() {
 }
 
 int ScheduledPlan::wait() {
+  bool done = false;
+  return progress(true, &done);
+}
+
+int ScheduledPlan::test(bool* done) { return progress(false, done); }
+
+int ScheduledPlan::progress(bool blocking, bool* done) {
+  *done = false;
   while (!requests_.empty()) {
-    MPIX_CHECK_MPI(MPI_Waitall((int)requests_.size(), requests_.data(), MPI_STATUSES_IGNORE));
+    bool batch_done = false;
+    MPIX_TRY(complete_requests(requests_, blocking, &batch_done));
+    if (!batch_done) return MPIX_SUCCESS;
     MPIX_TRY(post_batch());
   }
   if (after_wait_) MPIX_TRY(after_wait_());
+  *done = true;
+  return MPIX_SUCCESS;
+}
+
+int complete_requests(std::vector<MPI_Request>& requests, bool blocking, bool* done) {
+  int flag = 1;
+  if (blocking)
+    MPIX_CHECK_MPI(MPI_Waitall((int)requests.size(), requests.data(), MPI_STATUSES_IGNORE));
+  else
+    MPIX_CHECK_MPI(MPI_Testall((int)requests.size(), requests.data(), &flag, MPI_STATUSES_IGNORE));
+  *done = flag != 0;
+  if (*done) requests.clear();
   return MPIX_SUCCESS;
 }
 

@@ -60,6 +60,7 @@ class ScheduledPlan : public Plan {
   }
   int start() override;
   int wait() override;
+  int test(bool* done) override;
 
  protected:
   // Copies a local block through the plan's copy staging.
@@ -71,6 +72,7 @@ class ScheduledPlan : public Plan {
 
  private:
   int post_batch();  // posts the next batch, moving past finished phases
+  int progress(bool blocking, bool* done);
   Traffic traffic_;
   int rank_;
   std::size_t phase_ = 0;
@@ -82,6 +84,10 @@ class ScheduledPlan : public Plan {
 }  // namespace mpix
 
 namespace mpix {
+
+// Completes `requests`: blocking, or as far as they are done (*done: all of them).
+// Completed requests are cleared.
+int complete_requests(std::vector<MPI_Request>& requests, bool blocking, bool* done);
 
 // Scratch for copying the own block of `context`'s exchange (empty if contiguous).
 ScratchBuffer own_copy_staging(const PlanContext& context);

@@ -1,0 +1,209 @@
+// libmpix_interpose.so: MPI_Alltoall and MPI_Alltoallv (and MPICH 4's persistent
+// MPI_Alltoall(v)_init, and Open MPI's Fortran entry points) routed through mpix,
+// for programs that were never changed for it (ARCHITECTURE.md "Use without code
+// changes"):  LD_PRELOAD=libmpix_interpose.so mpiexec ...
+//
+// The library inside is the interposer's own copy, compiled with every MPI call
+// renamed to PMPI_ (pmpi_names.h), so its traffic never comes back here. Whatever
+// mpix does not handle goes to the PMPI_ function: intercommunicators, MPIX_INTERPOSE=0,
+// and calls mpix refused (its refusals are agreed between the ranks, so all ranks
+// fall back together and MPI reports the error as it would have).
+#include <mpi.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "mpix/mpix.h"
+#include "interpose.hpp"
+
+namespace mpix_interpose {
+
+namespace {
+
+std::mutex cache_mutex;
+int comm_keyval = MPI_KEYVAL_INVALID;      // the MPIX_Comm of a communicator
+std::vector<MPI_Comm> cached_comms;        // communicators holding an MPIX_Comm, oldest first
+std::set<std::string> reported;            // fallbacks already reported (MPIX_VERBOSE)
+
+// The attribute of a communicator on which some rank's MPIX_Comm_init failed: all
+// ranks call PMPI_ there. The address of a byte of ours, never an MPIX_Comm.
+char unusable_marker;
+MPIX_Comm* const kUnusable = reinterpret_cast<MPIX_Comm*>(&unusable_marker);
+
+int delete_comm(MPI_Comm comm, int, void* value, void*) {
+  MPIX_Comm* mpix_comm = static_cast<MPIX_Comm*>(value);
+  {
+    std::lock_guard<std::mutex> lock(cache_mutex);
+    cached_comms.erase(std::remove(cached_comms.begin(), cached_comms.end(), comm), cached_comms.end());
+  }
+  if (mpix_comm != kUnusable) release_comm(mpix_comm);
+  return MPI_SUCCESS;
+}
+
+// MPI_Finalize deletes MPI_COMM_SELF's attributes before anything else: every
+// MPIX_Comm still cached (MPI_COMM_WORLD's, communicators never freed) is freed
+// here, while MPI can still free their duplicates. Open MPI's Fortran MPI_FINALIZE
+// calls PMPI_Finalize directly, so a wrapper of MPI_Finalize would not do.
+int delete_at_finalize(MPI_Comm, int, void*, void*) {
+  free_all_persistent();
+  std::vector<MPI_Comm> comms;
+  {
+    std::lock_guard<std::mutex> lock(cache_mutex);
+    comms = cached_comms;
+  }
+  for (MPI_Comm comm : comms) PMPI_Comm_delete_attr(comm, comm_keyval);
+  PMPI_Comm_free_keyval(&comm_keyval);
+  reported.clear();
+  return MPI_SUCCESS;
+}
+
+// Under cache_mutex.
+int create_keyvals() {
+  if (comm_keyval != MPI_KEYVAL_INVALID) return MPI_SUCCESS;
+  int rc = PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_comm, &comm_keyval, nullptr);
+  if (rc != MPI_SUCCESS) return rc;
+  int finalize_keyval = MPI_KEYVAL_INVALID;
+  rc = PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_at_finalize, &finalize_keyval, nullptr);
+  if (rc == MPI_SUCCESS) rc = PMPI_Comm_set_attr(MPI_COMM_SELF, finalize_keyval, nullptr);
+  // The attribute keeps the keyval until MPI_Finalize deletes it.
+  if (finalize_keyval != MPI_KEYVAL_INVALID) PMPI_Comm_free_keyval(&finalize_keyval);
+  return rc;
+}
+
+}  // namespace
+
+bool enabled() {
+  static const bool on = [] {
+    const char* value = std::getenv("MPIX_INTERPOSE");
+    return !(value && std::strcmp(value, "0") == 0);
+  }();
+  return on;
+}
+
+namespace {
+
+// MPIX_VERBOSE as the library reads it: unset, empty, 0, false, no, off are quiet.
+bool verbose() {
+  const char* text = std::getenv("MPIX_VERBOSE");
+  if (!text || !*text) return false;
+  std::string value(text);
+  for (char& c : value) c = (char)std::tolower((unsigned char)c);
+  return value != "0" && value != "false" && value != "no" && value != "off";
+}
+
+// Rank 0 of `comm` prints `line` once per `key` (MPIX_VERBOSE).
+void report_once(MPI_Comm comm, const std::string& key, const std::string& line) {
+  if (!verbose()) return;
+  int rank = 0;
+  if (comm != MPI_COMM_NULL) PMPI_Comm_rank(comm, &rank);
+  if (rank != 0) return;
+  {
+    std::lock_guard<std::mutex> lock(cache_mutex);
+    if (!reported.insert(key).second) return;
+  }
+  std::fprintf(stderr, "[mpix] interpose: %s\n", line.c_str());
+}
+
+}  // namespace
+
+void report_fallback(MPI_Comm comm, const char* function, const std::string& reason) {
+  report_once(comm, std::string(function) + reason,
+              std::string(function) + ": " + reason + "; calling PMPI_" + (function + 4));
+}
+
+void report_routed(MPI_Comm comm, const char* function, const std::string& what) {
+  report_once(comm, function, std::string(function) + ": " + what);
+}
+
+MPIX_Comm* mpix_comm_of(MPI_Comm comm, const char* function) {
+  if (!enabled()) return nullptr;
+  if (comm == MPI_COMM_NULL) {
+    report_fallback(comm, function, "MPI_COMM_NULL");
+    return nullptr;
+  }
+  int inter = 0;
+  if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS) return nullptr;  // MPI reports the bad handle
+  if (inter) {
+    report_fallback(comm, function, "an intercommunicator");
+    return nullptr;
+  }
+  {
+    std::lock_guard<std::mutex> lock(cache_mutex);
+    if (create_keyvals() != MPI_SUCCESS) return nullptr;
+  }
+  void* value = nullptr;
+  int found = 0;
+  PMPI_Comm_get_attr(comm, comm_keyval, &value, &found);
+  if (found) {
+    if (value == kUnusable) report_fallback(comm, function, "mpix could not set up this communicator");
+    return value == kUnusable ? nullptr : static_cast<MPIX_Comm*>(value);
+  }
+  // Collective, as the call that got here. The ranks agree on the outcome, so that
+  // all of them use mpix on this communicator or none does.
+  MPIX_Comm* mpix_comm = nullptr;
+  int ok = MPIX_Comm_init(&mpix_comm, comm) == MPIX_SUCCESS, all_ok = 0;
+  std::string why = ok ? "" : MPIX_Last_error_message();
+  PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, comm);
+  if (!all_ok) {
+    if (mpix_comm) MPIX_Comm_free(&mpix_comm);
+    report_fallback(comm, function, "mpix could not set up this communicator" + (why.empty() ? "" : ": " + why));
+    mpix_comm = kUnusable;
+  }
+  {
+    std::lock_guard<std::mutex> lock(cache_mutex);
+    cached_comms.push_back(comm);
+  }
+  PMPI_Comm_set_attr(comm, comm_keyval, mpix_comm);
+  return mpix_comm == kUnusable ? nullptr : mpix_comm;
+}
+
+int alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+             MPI_Datatype recvtype, MPI_Comm comm) {
+  MPIX_Comm* mpix_comm = mpix_comm_of(comm, "MPI_Alltoall");
+  if (mpix_comm) {
+    if (MPIX_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, nullptr, mpix_comm) ==
+        MPIX_SUCCESS)
+      return MPI_SUCCESS;
+    report_fallback(comm, "MPI_Alltoall", MPIX_Last_error_message());
+  }
+  return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+}
+
+int alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+              void* recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
+              MPI_Comm comm) {
+  MPIX_Comm* mpix_comm = mpix_comm_of(comm, "MPI_Alltoallv");
+  if (mpix_comm) {
+    if (MPIX_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
+                       nullptr, mpix_comm) == MPIX_SUCCESS)
+      return MPI_SUCCESS;
+    report_fallback(comm, "MPI_Alltoallv", MPIX_Last_error_message());
+  }
+  return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
+}
+
+}  // namespace mpix_interpose
+
+using namespace mpix_interpose;
+
+extern "C" {
+
+int MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                 MPI_Datatype recvtype, MPI_Comm comm) {
+  return alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+}
+
+int MPI_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+                  void* recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
+                  MPI_Comm comm) {
+  return alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
+}
+
+}  // extern "C"

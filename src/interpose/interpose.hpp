@@ -1,0 +1,41 @@
+// What the interposer's files share: the MPIX_Comm cached on each MPI
+// communicator, the run-time switch, and the fallback reports.
+#pragma once
+#include <mpi.h>
+
+#include <string>
+
+#include "mpix/mpix.h"
+
+namespace mpix_interpose {
+
+// MPIX_INTERPOSE=0 in the environment turns the interposer off (same on all ranks).
+bool enabled();
+
+// The MPIX_Comm for `comm`, made on first use (collective: call it from a
+// collective on `comm`); nullptr when mpix does not handle `comm`, reported under
+// MPIX_VERBOSE with `function`'s name. Freed with `comm` or in MPI_Finalize.
+MPIX_Comm* mpix_comm_of(MPI_Comm comm, const char* function);
+
+// Under MPIX_VERBOSE, on rank 0 of `comm` and once per reason: `function` goes to
+// its PMPI_ version because of `reason`.
+void report_fallback(MPI_Comm comm, const char* function, const std::string& reason);
+
+// Under MPIX_VERBOSE, on rank 0 of `comm`, once per function: `what` mpix did.
+void report_routed(MPI_Comm comm, const char* function, const std::string& what);
+
+// Frees an MPIX_Comm whose communicator is gone, now or, while persistent requests
+// still use it, when the last of them is freed (persistent.cpp).
+void release_comm(MPIX_Comm* comm);
+
+// In MPI_Finalize, before the communicators: frees every persistent request left.
+void free_all_persistent();
+
+// The C entry points, also called by the Fortran ones.
+int alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+             MPI_Datatype recvtype, MPI_Comm comm);
+int alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+              void* recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
+              MPI_Comm comm);
+
+}  // namespace mpix_interpose

@@ -1,0 +1,341 @@
+// MPI-4's persistent MPI_Alltoall_init / MPI_Alltoallv_init (MPICH 4) as mpix
+// plans. The program's MPI_Request is a placeholder that MPI made (an inactive
+// MPI_Send_init to MPI_PROC_NULL: a valid handle that MPI itself accepts and
+// ignores); the request functions below recognise it and drive the mpix request,
+// and hand every other request to PMPI_ untouched. A wait over several requests
+// polls: MPIX_Test on the mpix ones, PMPI_Test* on the rest, so that neither kind
+// waits for the other to complete first.
+//
+// Open MPI 4.1 has no MPI_Alltoall(v)_init; its MPIX_Alltoall(v)_init of
+// <mpi-ext.h> are left to it, because its Fortran bindings call the PMPI_ request
+// functions directly: a Fortran MPI_WAIT on an mpix request could not be caught.
+#include <mpi.h>
+
+#include <atomic>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+#include "interpose.hpp"
+
+namespace mpix_interpose {
+
+#if MPI_VERSION >= 4
+
+namespace {
+
+struct Persistent {
+  MPIX_Request* request = nullptr;
+  bool active = false;
+};
+
+std::mutex persistent_mutex;
+std::unordered_map<MPI_Request, Persistent> persistent_requests;  // by placeholder
+std::atomic<int> persistent_count{0};
+std::vector<MPIX_Comm*> released_comms;  // MPI freed their communicator; requests remain
+
+// The mpix request behind `request`, or nullptr (elements of an unordered_map keep
+// their address).
+Persistent* find(MPI_Request request) {
+  if (persistent_count.load() == 0 || request == MPI_REQUEST_NULL) return nullptr;
+  std::lock_guard<std::mutex> lock(persistent_mutex);
+  auto it = persistent_requests.find(request);
+  return it == persistent_requests.end() ? nullptr : &it->second;
+}
+
+bool any_persistent(int count, const MPI_Request requests[]) {
+  if (persistent_count.load() == 0) return false;
+  for (int i = 0; i < count; ++i)
+    if (find(requests[i])) return true;
+  return false;
+}
+
+int mpi_code(int mpix_code) { return mpix_code == MPIX_SUCCESS ? MPI_SUCCESS : MPI_ERR_OTHER; }
+
+MPI_Status* status_at(MPI_Status statuses[], int i) {
+  return statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[i];
+}
+
+// MPIX_Test on an active mpix request; *flag when it completed now.
+int test_one(Persistent* p, int* flag, MPI_Status* status) {
+  *flag = 0;
+  if (!p->active) return MPI_SUCCESS;
+  int rc = MPIX_Test(p->request, flag, status);
+  if (*flag) p->active = false;
+  return mpi_code(rc);
+}
+
+int make_persistent(MPIX_Request* mpix_request, MPI_Request* request) {
+  int rc = PMPI_Send_init(nullptr, 0, MPI_BYTE, MPI_PROC_NULL, 0, MPI_COMM_SELF, request);
+  if (rc != MPI_SUCCESS) {
+    MPIX_Request_free(&mpix_request);
+    return rc;
+  }
+  std::lock_guard<std::mutex> lock(persistent_mutex);
+  persistent_requests[*request] = Persistent{mpix_request, false};
+  ++persistent_count;
+  return MPI_SUCCESS;
+}
+
+void free_released_comms() {
+  std::vector<MPIX_Comm*> still_used;
+  for (MPIX_Comm* comm : released_comms)
+    if (MPIX_Comm_free(&comm) != MPIX_SUCCESS) still_used.push_back(comm);
+  released_comms.swap(still_used);
+}
+
+// The others of a multiple completion: a copy of `requests` with the mpix ones
+// replaced by MPI_REQUEST_NULL, which MPI skips.
+struct Split {
+  std::vector<MPI_Request> others;
+  std::vector<Persistent*> mine;
+  std::vector<MPI_Status> statuses;
+  Split(int count, const MPI_Request requests[]) : others(requests, requests + count), mine(count), statuses(count) {
+    for (int i = 0; i < count; ++i)
+      if ((mine[i] = find(requests[i]))) others[i] = MPI_REQUEST_NULL;
+  }
+  void copy_back(MPI_Request requests[]) const {
+    for (std::size_t i = 0; i < others.size(); ++i)
+      if (!mine[i]) requests[i] = others[i];
+  }
+};
+
+// One pass of MPI_Testsome over both kinds: completed indices and statuses appended.
+int testsome_pass(Split& split, int* outcount, int indices[], MPI_Status statuses[], bool* any_active) {
+  int count = (int)split.others.size(), rc = MPI_SUCCESS, found = 0;
+  *any_active = false;
+  for (int i = 0; i < count; ++i) {
+    if (!split.mine[i] || !split.mine[i]->active) continue;
+    *any_active = true;
+    int flag = 0;
+    int one_rc = test_one(split.mine[i], &flag, status_at(statuses, found));
+    if (one_rc != MPI_SUCCESS) rc = one_rc;
+    if (flag) indices[found++] = i;
+  }
+  int other_count = 0;
+  std::vector<int> other_indices(count);
+  int one_rc = PMPI_Testsome(count, split.others.data(), &other_count, other_indices.data(), split.statuses.data());
+  if (one_rc != MPI_SUCCESS) rc = one_rc;
+  if (other_count != MPI_UNDEFINED) {
+    *any_active = true;
+    for (int k = 0; k < other_count; ++k) {
+      if (statuses != MPI_STATUSES_IGNORE) statuses[found] = split.statuses[k];
+      indices[found++] = other_indices[k];
+    }
+  }
+  *outcount = found;
+  return rc;
+}
+
+}  // namespace
+
+void release_comm(MPIX_Comm* comm) {
+  if (MPIX_Comm_free(&comm) == MPIX_SUCCESS) return;
+  std::lock_guard<std::mutex> lock(persistent_mutex);
+  released_comms.push_back(comm);  // freed with its last request
+}
+
+void free_all_persistent() {
+  std::lock_guard<std::mutex> lock(persistent_mutex);
+  for (auto& entry : persistent_requests) {
+    MPIX_Wait(entry.second.request, MPI_STATUS_IGNORE);
+    MPIX_Request_free(&entry.second.request);
+    MPI_Request placeholder = entry.first;
+    PMPI_Request_free(&placeholder);
+  }
+  persistent_requests.clear();
+  persistent_count = 0;
+  free_released_comms();
+}
+
+#else
+
+void release_comm(MPIX_Comm* comm) { MPIX_Comm_free(&comm); }
+
+void free_all_persistent() {}
+
+#endif
+
+}  // namespace mpix_interpose
+
+#if MPI_VERSION >= 4
+
+using namespace mpix_interpose;
+
+extern "C" {
+
+int MPI_Alltoall_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                      MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request* request) {
+  MPIX_Comm* mpix_comm = mpix_comm_of(comm, "MPI_Alltoall_init");
+  if (mpix_comm) {
+    MPIX_Request* mpix_request = nullptr;
+    if (MPIX_Alltoall_plan(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, nullptr, mpix_comm,
+                           &mpix_request) == MPIX_SUCCESS) {
+      report_routed(comm, "MPI_Alltoall_init", "an mpix persistent request");
+      return make_persistent(mpix_request, request);
+    }
+    report_fallback(comm, "MPI_Alltoall_init", MPIX_Last_error_message());
+  }
+  return PMPI_Alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+}
+
+int MPI_Alltoallv_init(const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+                       void* recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
+                       MPI_Comm comm, MPI_Info info, MPI_Request* request) {
+  MPIX_Comm* mpix_comm = mpix_comm_of(comm, "MPI_Alltoallv_init");
+  if (mpix_comm) {
+    MPIX_Request* mpix_request = nullptr;
+    if (MPIX_Alltoallv_plan(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
+                            nullptr, mpix_comm, &mpix_request) == MPIX_SUCCESS) {
+      report_routed(comm, "MPI_Alltoallv_init", "an mpix persistent request");
+      return make_persistent(mpix_request, request);
+    }
+    report_fallback(comm, "MPI_Alltoallv_init", MPIX_Last_error_message());
+  }
+  return PMPI_Alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm,
+                             info, request);
+}
+
+int MPI_Start(MPI_Request* request) {
+  Persistent* p = find(*request);
+  if (!p) return PMPI_Start(request);
+  int rc = MPIX_Start(p->request);
+  if (rc == MPIX_SUCCESS) p->active = true;
+  return mpi_code(rc);
+}
+
+int MPI_Startall(int count, MPI_Request requests[]) {
+  if (!any_persistent(count, requests)) return PMPI_Startall(count, requests);
+  for (int i = 0; i < count; ++i) {
+    int rc = MPI_Start(&requests[i]);
+    if (rc != MPI_SUCCESS) return rc;
+  }
+  return MPI_SUCCESS;
+}
+
+int MPI_Wait(MPI_Request* request, MPI_Status* status) {
+  Persistent* p = find(*request);
+  if (!p) return PMPI_Wait(request, status);
+  p->active = false;
+  return mpi_code(MPIX_Wait(p->request, status));
+}
+
+int MPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
+  Persistent* p = find(*request);
+  if (!p) return PMPI_Test(request, flag, status);
+  int rc = MPIX_Test(p->request, flag, status);
+  if (*flag) p->active = false;
+  return mpi_code(rc);
+}
+
+int MPI_Request_get_status(MPI_Request request, int* flag, MPI_Status* status) {
+  Persistent* p = find(request);
+  if (!p) return PMPI_Request_get_status(request, flag, status);
+  return MPI_Test(&request, flag, status);
+}
+
+int MPI_Testall(int count, MPI_Request requests[], int* flag, MPI_Status statuses[]) {
+  if (!any_persistent(count, requests)) return PMPI_Testall(count, requests, flag, statuses);
+  Split split(count, requests);
+  int rc = MPI_SUCCESS, mine_done = 1;
+  for (int i = 0; i < count; ++i) {
+    if (!split.mine[i] || !split.mine[i]->active) continue;
+    int done = 0;
+    int one_rc = test_one(split.mine[i], &done, MPI_STATUS_IGNORE);
+    if (one_rc != MPI_SUCCESS) rc = one_rc;
+    mine_done &= done;
+  }
+  // All or nothing, as MPI_Testall: the others are only tested once ours are done.
+  int others_done = 0;
+  if (mine_done) {
+    int one_rc = PMPI_Testall(count, split.others.data(), &others_done, split.statuses.data());
+    if (one_rc != MPI_SUCCESS) rc = one_rc;
+  }
+  *flag = mine_done && others_done;
+  if (*flag) {
+    split.copy_back(requests);
+    for (int i = 0; i < count && statuses != MPI_STATUSES_IGNORE; ++i) {
+      if (split.mine[i])
+        MPIX_Wait(split.mine[i]->request, &statuses[i]);  // inactive: an empty status
+      else
+        statuses[i] = split.statuses[i];
+    }
+  }
+  return rc;
+}
+
+int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
+  if (!any_persistent(count, requests)) return PMPI_Waitall(count, requests, statuses);
+  for (;;) {
+    int flag = 0, rc = MPI_Testall(count, requests, &flag, statuses);
+    if (rc != MPI_SUCCESS || flag) return rc;
+  }
+}
+
+int MPI_Testsome(int incount, MPI_Request requests[], int* outcount, int indices[], MPI_Status statuses[]) {
+  if (!any_persistent(incount, requests)) return PMPI_Testsome(incount, requests, outcount, indices, statuses);
+  Split split(incount, requests);
+  bool any_active = false;
+  int rc = testsome_pass(split, outcount, indices, statuses, &any_active);
+  split.copy_back(requests);
+  if (!any_active) *outcount = MPI_UNDEFINED;
+  return rc;
+}
+
+int MPI_Waitsome(int incount, MPI_Request requests[], int* outcount, int indices[], MPI_Status statuses[]) {
+  if (!any_persistent(incount, requests)) return PMPI_Waitsome(incount, requests, outcount, indices, statuses);
+  for (;;) {
+    int rc = MPI_Testsome(incount, requests, outcount, indices, statuses);
+    if (rc != MPI_SUCCESS || *outcount != 0) return rc;
+  }
+}
+
+int MPI_Testany(int count, MPI_Request requests[], int* index, int* flag, MPI_Status* status) {
+  if (!any_persistent(count, requests)) return PMPI_Testany(count, requests, index, flag, status);
+  Split split(count, requests);
+  bool any_active = false;
+  for (int i = 0; i < count; ++i) {
+    if (!split.mine[i] || !split.mine[i]->active) continue;
+    any_active = true;
+    int rc = test_one(split.mine[i], flag, status);
+    if (rc != MPI_SUCCESS || *flag) {
+      *index = i;
+      return rc;
+    }
+  }
+  int rc = PMPI_Testany(count, split.others.data(), index, flag, status);
+  split.copy_back(requests);
+  // No active request of either kind: MPI_Testany's flag with MPI_UNDEFINED.
+  if (*flag && *index == MPI_UNDEFINED && any_active) *flag = 0;
+  return rc;
+}
+
+int MPI_Waitany(int count, MPI_Request requests[], int* index, MPI_Status* status) {
+  if (!any_persistent(count, requests)) return PMPI_Waitany(count, requests, index, status);
+  for (;;) {
+    int flag = 0, rc = MPI_Testany(count, requests, index, &flag, status);
+    if (rc != MPI_SUCCESS || flag) return rc;
+  }
+}
+
+int MPI_Request_free(MPI_Request* request) {
+  Persistent* p = find(*request);
+  if (!p) return PMPI_Request_free(request);
+  // MPI lets an active request be freed; the exchange completes first.
+  if (p->active) MPIX_Wait(p->request, MPI_STATUS_IGNORE);
+  MPIX_Request* mpix_request = p->request;
+  {
+    std::lock_guard<std::mutex> lock(persistent_mutex);
+    persistent_requests.erase(*request);
+    --persistent_count;
+  }
+  int rc = mpi_code(MPIX_Request_free(&mpix_request));
+  int placeholder_rc = PMPI_Request_free(request);
+  std::lock_guard<std::mutex> lock(persistent_mutex);
+  free_released_comms();
+  return rc != MPI_SUCCESS ? rc : placeholder_rc;
+}
+
+}  // extern "C"
+
+#endif  // MPI_VERSION >= 4

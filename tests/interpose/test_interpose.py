@@ -1,0 +1,163 @@
+#!/usr/bin/env python3
+"""libmpix_interpose.so on programs never built for mpix (tests/interpose/).
+
+  test_interpose.py MODE INTERPOSER C_PROGRAM FORTRAN_COMPILER LAUNCHER [ARGS...]
+
+MODE c: the C program (exchange.c), 3 ranks, without LD_PRELOAD, then with it
+(auto; algorithms from the environment; MPIX_INTERPOSE=0), communicators freed in
+both orders: every rank prints the same lines in every run, MPIX_VERBOSE=1 shows
+mpix's choices ("[mpix]" lines naming the algorithms; with MPICH 4, the persistent
+MPI_Alltoall(v)_init made mpix requests) and its fallback on an intercommunicator
+and on aliased buffers, and MPIX_INTERPOSE=0 shows nothing of mpix.
+MODE fortran: exchange_mpi.f90 (use mpi) and exchange_f08.f90 (use mpi_f08),
+compiled here with the MPI's own Fortran wrapper; the same comparisons.
+MODE valgrind: the C program at 2 ranks under valgrind with the interposer: no
+block that mpix's code allocated is lost (MPI's own losses are MPI's).
+Exit 77 (skipped) when the Fortran compiler or valgrind is missing.
+"""
+import glob
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+# mpix's decision lines (MPIX_VERBOSE=1) start with "[mpix]" and the operation,
+# "[mpix] alltoallv on 3 ranks ..." or "[mpix] MPIX_Alltoallv: ...", and name the
+# algorithm; matched without case.
+ALLTOALL = r"(?i)^\[mpix\] (mpix_)?alltoall(_plan)?\b"
+ALLTOALLV = r"(?i)^\[mpix\] (mpix_)?alltoallv(_plan)?\b"
+
+
+def run(launcher, ranks, program, args=(), env=None, wrapper=()):
+    """Stdout lines sorted (ranks print in any order), and stderr."""
+    env_args = ["env"] + [f"{k}={v}" for k, v in (env or {}).items()]
+    cmd = launcher + ["-n", str(ranks)] + env_args + list(wrapper) + [program] + list(args)
+    result = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    if result.returncode != 0:
+        sys.exit(f"FAIL: {' '.join(cmd)} exited {result.returncode}\n{result.stdout}\n{result.stderr}")
+    return sorted(result.stdout.splitlines()), result.stderr
+
+
+def mpix_lines(stderr):
+    return [line for line in stderr.splitlines() if line.startswith("[mpix]")]
+
+
+def compare(name, reference, lines):
+    if lines != reference:
+        diff = [f"- {a}\n+ {b}" for a, b in zip(reference, lines) if a != b][:5]
+        sys.exit(f"FAIL: {name}: output differs from the run without the interposer\n" + "\n".join(diff))
+    print(f"ok: {name}: {len(lines)} lines as without the interposer")
+
+
+def expect_lines(name, stderr, patterns):
+    lines = mpix_lines(stderr)
+    for pattern in patterns:
+        if not any(re.search(pattern, line) for line in lines):
+            sys.exit(f"FAIL: {name}: no [mpix] line matches {pattern!r}; stderr:\n{stderr}")
+    print(f"ok: {name}: [mpix] lines match {patterns}")
+
+
+def check_program(name, launcher, program, interposer, args=()):
+    ranks = 3
+    reference, stderr = run(launcher, ranks, program, args)
+    if mpix_lines(stderr):
+        sys.exit(f"FAIL: {name}: [mpix] lines without the interposer:\n{stderr}")
+    preload = {"LD_PRELOAD": interposer, "MPIX_VERBOSE": "1"}
+    lines, stderr = run(launcher, ranks, program, args, preload)
+    compare(f"{name} auto", reference, lines)
+    expect_lines(f"{name} auto", stderr, [ALLTOALL, ALLTOALLV])
+    chosen = dict(preload, MPIX_ALLTOALL_ALGORITHM="bruck", MPIX_ALLTOALLV_ALGORITHM="pairwise")
+    lines, stderr = run(launcher, ranks, program, args, chosen)
+    compare(f"{name} bruck/pairwise", reference, lines)
+    expect_lines(f"{name} bruck/pairwise", stderr,
+                 [ALLTOALL + r".*\bbruck\b", ALLTOALLV + r".*\bpairwise\b"])
+    if "exchange: persistent collectives" in stderr:
+        expect_lines(f"{name} persistent", stderr,
+                     [r"^\[mpix\] interpose: MPI_Alltoall_init: an mpix persistent request",
+                      r"^\[mpix\] interpose: MPI_Alltoallv_init: an mpix persistent request"])
+    return reference, stderr
+
+
+def mode_c(interposer, program, launcher):
+    check_program("C", launcher, program, interposer)
+    preload = {"LD_PRELOAD": interposer, "MPIX_VERBOSE": "1", "MPIX_ALLTOALLV_ALGORITHM": "nonblocking"}
+    reference, _ = run(launcher, 3, program, ["reverse"])
+    forward = reference  # freeing order does not change what is printed
+    lines, stderr = run(launcher, 3, program, ["reverse"], preload)
+    compare("C, communicators freed in reverse", reference, lines)
+    expect_lines("C fallbacks", stderr, [r"^\[mpix\] interpose: MPI_Alltoall: an intercommunicator; calling PMPI_Alltoall",
+                                         r"^\[mpix\] interpose: MPI_Alltoall: .*same buffer"])
+    off = dict(preload, MPIX_INTERPOSE="0")
+    lines, stderr = run(launcher, 3, program, [], off)
+    compare("C, MPIX_INTERPOSE=0", forward, lines)
+    if mpix_lines(stderr):
+        sys.exit(f"FAIL: MPIX_INTERPOSE=0 still routes through mpix:\n{stderr}")
+    print("ok: MPIX_INTERPOSE=0: no [mpix] line")
+
+
+def mode_fortran(interposer, fortran_compiler, launcher):
+    if not shutil.which(fortran_compiler):
+        print(f"skip: {fortran_compiler} not found")
+        sys.exit(77)
+    with tempfile.TemporaryDirectory() as tmp:
+        for source in ("exchange_mpi.f90", "exchange_f08.f90"):
+            program = os.path.join(tmp, source[:-4])
+            subprocess.run([fortran_compiler, "-w", "-o", program, os.path.join(HERE, source)], check=True,
+                           cwd=tmp)
+            check_program(f"Fortran {source}", launcher, program, interposer)
+
+
+def mode_valgrind(interposer, program, launcher):
+    if not shutil.which("valgrind"):
+        print("skip: valgrind not found")
+        sys.exit(77)
+    with tempfile.TemporaryDirectory() as tmp:
+        log = os.path.join(tmp, "vg.%p")
+        run(launcher, 2, program, ["reverse"], {"LD_PRELOAD": interposer},
+            ["valgrind", "-q", "--leak-check=full", "--show-leak-kinds=definite,indirect",
+             "--num-callers=30", f"--log-file={log}"])
+        logs = glob.glob(os.path.join(tmp, "vg.*"))
+        if len(logs) != 2:
+            sys.exit(f"FAIL: expected 2 valgrind logs, found {len(logs)}")
+        ours = 0
+        for path in logs:
+            text = open(path).read()
+            for record in re.split(r"\n==\d+== \n", text):
+                if "lost in loss record" not in record:
+                    continue
+                frames = re.findall(r"(?:at|by) 0x[0-9A-F]+: (.*)", record)
+                # The frame that asked for the memory, past the allocators (malloc,
+                # strdup, operator new, the C++ runtime): a function of mpix or the
+                # interposer there is a leak of ours; one of the MPI library (the
+                # attribute table Open MPI keeps for MPI_COMM_WORLD) is MPI's.
+                for frame in frames[1:]:
+                    if re.match(r"(strn?dup|operator new|std::|__gnu_cxx::)", frame) or "libstdc++" in frame:
+                        continue
+                    if re.search(r"\bmpix|MPIX_", frame):
+                        ours += 1
+                        print(f"LEAK in {path}:\n{record}")
+                    break
+        if ours:
+            sys.exit(f"FAIL: {ours} block(s) allocated by mpix were lost")
+        print(f"ok: valgrind: nothing allocated by mpix or the interposer is lost ({len(logs)} ranks)")
+
+
+def main():
+    mode, interposer, program, fortran_compiler = sys.argv[1:5]
+    launcher = sys.argv[5:]
+    if mode == "c":
+        mode_c(interposer, program, launcher)
+    elif mode == "fortran":
+        mode_fortran(interposer, fortran_compiler, launcher)
+    elif mode == "valgrind":
+        mode_valgrind(interposer, program, launcher)
+    else:
+        sys.exit(f"unknown mode {mode}")
+
+
+if __name__ == "__main__":
+    main()
