@@ -302,6 +302,19 @@ TEST_CASE("plans of blocks of 2^40 bytes: built without the memory, or out of me
     CHECK(harness::all_ranks(rc == MPIX_SUCCESS));
     if (request) MPIX_Request_free(&request);
   }
+  // Counts whose bytes 64-bit offsets cannot hold are refused, not wrapped.
+  {
+    int rc = MPIX_Alltoall_c(anchor, (MPI_Count)1 << 62, MPI_BYTE, anchor, (MPI_Count)1 << 62, MPI_BYTE, nullptr,
+                             comm.comm);
+    CHECK(harness::all_ranks(rc == MPIX_ERR_ARG));
+    CHECK(harness::message_has("recvcount=4611686018427387904: more bytes than 64-bit offsets hold"));
+    std::vector<MPI_Aint> far(displs);
+    far[0] = (MPI_Aint)1 << 61;
+    rc = MPIX_Alltoallv_c(anchor, counts.data(), displs.data(), MPI_BYTE, anchor, counts.data(), far.data(),
+                          MPI_BYTE, nullptr, comm.comm);
+    CHECK(harness::all_ranks(rc == MPIX_ERR_ARG));
+    CHECK(harness::message_has("rdispls[0]=2305843009213693952: more bytes than 64-bit offsets hold"));
+  }
 #if defined(__SANITIZE_ADDRESS__)
   // AddressSanitizer ends the process on an allocation it cannot make instead of
   // throwing std::bad_alloc; the out-of-memory paths are checked in other builds.

@@ -40,9 +40,16 @@ int check_side(const DenseArgs& a, bool send, int size, BufferSide* side) {
   MPIX_TRY(describe_type(send ? a.sendtype : a.recvtype, send ? "sendtype" : "recvtype", &side->layout));
   side->counts.resize(size);
   side->displs.resize(size);
+  // Byte counts and offsets are 64-bit: counts and displacements whose bytes could
+  // overflow them (summed over the ranks) are refused, not wrapped.
+  const long long element = std::max<long long>({side->layout.size, std::llabs((long long)side->layout.extent), 1});
+  const long long limit = LLONG_MAX / 4 / element / size;
   if (a.op == kAlltoall) {
     MPI_Count count = send ? a.sendcount : a.recvcount;
     if (count < 0) return fail(MPIX_ERR_ARG, format("%s: %s=%lld: must be >= 0", a.name, counts_name, (long long)count));
+    if (count > limit)
+      return fail(MPIX_ERR_ARG, format("%s: %s=%lld: more bytes than 64-bit offsets hold", a.name, counts_name,
+                                       (long long)count));
     // Block i starts i*count elements in, an offset in MPI_Aint: a buffer beyond
     // INT_MAX elements is fine (MPI_Alltoall accepts it too).
     for (int i = 0; i < size; ++i) {
@@ -57,6 +64,9 @@ int check_side(const DenseArgs& a, bool send, int size, BufferSide* side) {
     for (int i = 0; i < size; ++i) {
       if (counts[i] < 0)
         return fail(MPIX_ERR_ARG, format("%s: %s[%d]=%lld: must be >= 0", a.name, counts_name, i, (long long)counts[i]));
+      if (counts[i] > limit || displs[i] > limit || displs[i] < -limit)
+        return fail(MPIX_ERR_ARG, format("%s: %s[%d]=%lld at %s[%d]=%lld: more bytes than 64-bit offsets hold", a.name,
+                                         counts_name, i, (long long)counts[i], displs_name, i, (long long)displs[i]));
       side->counts[i] = counts[i];
       side->displs[i] = displs[i];
     }

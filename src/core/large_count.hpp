@@ -34,7 +34,11 @@ struct LargeCountPolicy {
   bool use_c_calls;
 };
 LargeCountPolicy& large_count_policy();
-inline bool fits_int(MPI_Count value) { return value >= -large_count_policy().int_limit && value <= large_count_policy().int_limit; }
+// Whether a count or displacement may be passed to an int-count MPI call.
+inline bool fits_int(MPI_Count value) {
+  const MPI_Count limit = large_count_policy().int_limit;
+  return value >= -limit && value <= limit;
+}
 
 // A committed datatype equal to `count` elements of `type` (same type signature,
 // lb of `type`, extent count * extent), for a count beyond int; free it with
