@@ -83,6 +83,7 @@ std::string DenseCase::describe() const {
   text += " S=" + std::to_string(max_bytes) + " types=" + types;
   text += mode == Mode::blocking ? " blocking" : mode == Mode::persistent ? " persistent" : " tested";
   if (in_place) text += " in-place";
+  if (large_count) text += " _c";
   for (const auto& k : keys) text += std::string(" ") + k.first + "=" + k.second;
   return text;
 }
@@ -156,7 +157,29 @@ bool run_dense_case(const DenseCase& c, MPIX_Comm* comm, std::string* why) {
   for (const auto& k : c.keys) info.set(k.first, k.second);
 
   const void* sendbuf = c.in_place ? MPI_IN_PLACE : (const void*)send.data();
+  // The large-count forms take the same arguments widened to MPI_Count / MPI_Aint.
+  std::vector<MPI_Count> wide_counts[2];
+  std::vector<MPI_Aint> wide_displs[2];
+  for (int s = 0; s < 2; ++s) {
+    const Side& side = s == 0 ? send : recv;
+    wide_counts[s].assign(side.counts.begin(), side.counts.end());
+    wide_displs[s].assign(side.displs.begin(), side.displs.end());
+  }
+  auto call_c = [&](MPIX_Request** request) {
+    if (c.alltoall) {
+      if (request)
+        return MPIX_Alltoall_plan_c(sendbuf, send_counts[0], send_type, recv.data(), recv_counts[0], tc.recv,
+                                    info.info, comm, request);
+      return MPIX_Alltoall_c(sendbuf, send_counts[0], send_type, recv.data(), recv_counts[0], tc.recv, info.info, comm);
+    }
+    if (request)
+      return MPIX_Alltoallv_plan_c(sendbuf, wide_counts[0].data(), wide_displs[0].data(), send_type, recv.data(),
+                                   wide_counts[1].data(), wide_displs[1].data(), tc.recv, info.info, comm, request);
+    return MPIX_Alltoallv_c(sendbuf, wide_counts[0].data(), wide_displs[0].data(), send_type, recv.data(),
+                            wide_counts[1].data(), wide_displs[1].data(), tc.recv, info.info, comm);
+  };
   auto call = [&](MPIX_Request** request) {
+    if (c.large_count) return call_c(request);
     if (c.alltoall) {
       if (request)
         return MPIX_Alltoall_plan(sendbuf, send_counts[0], send_type, recv.data(), recv_counts[0], tc.recv,

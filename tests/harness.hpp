@@ -60,6 +60,7 @@ struct DenseCase {
   int starts = 3;                 // persistent: starts with changed contents
   std::string algorithm;          // empty: auto (no algorithm key)
   std::vector<std::pair<const char*, std::string>> keys;  // more info keys
+  bool large_count = false;       // through MPIX_Alltoall(v)(_plan)_c
   std::string describe() const;
 };
 

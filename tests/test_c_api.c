@@ -37,6 +37,34 @@ int main(int argc, char** argv) {
   if (MPIX_Wait(request, MPI_STATUS_IGNORE) != MPIX_SUCCESS) errors++;
   if (MPIX_Request_free(&request) != MPIX_SUCCESS || request != NULL) errors++;
 
+  /* The large-count forms. */
+  MPI_Count* wide_counts = malloc(sizeof(MPI_Count) * size);
+  MPI_Aint* wide_displs = malloc(sizeof(MPI_Aint) * size);
+  for (int j = 0; j < size; ++j) {
+    wide_counts[j] = 1;
+    wide_displs[j] = size - 1 - j;
+    recv[j] = -1;
+  }
+  if (MPIX_Alltoallv_c(send, wide_counts, wide_displs, MPI_INT, recv, wide_counts, wide_displs, MPI_INT, NULL,
+                       comm) != MPIX_SUCCESS)
+    errors++;
+  for (int i = 0; i < size; ++i)
+    if (recv[size - 1 - i] != i * 1000 + (size - 1 - rank)) errors++;
+  if (MPIX_Alltoall_c(send, (MPI_Count)1, MPI_INT, recv, (MPI_Count)1, MPI_INT, NULL, comm) != MPIX_SUCCESS) errors++;
+  if (MPIX_Alltoallv_plan_c(send, wide_counts, wide_displs, MPI_INT, recv, wide_counts, wide_displs, MPI_INT, NULL,
+                            comm, &request) != MPIX_SUCCESS ||
+      MPIX_Start(request) != MPIX_SUCCESS || MPIX_Wait(request, MPI_STATUS_IGNORE) != MPIX_SUCCESS ||
+      MPIX_Request_free(&request) != MPIX_SUCCESS)
+    errors++;
+  if (MPIX_Alltoall_plan_c(send, 1, MPI_INT, recv, 1, MPI_INT, NULL, comm, &request) != MPIX_SUCCESS ||
+      MPIX_Start(request) != MPIX_SUCCESS || MPIX_Wait(request, MPI_STATUS_IGNORE) != MPIX_SUCCESS ||
+      MPIX_Request_free(&request) != MPIX_SUCCESS)
+    errors++;
+  for (int i = 0; i < size; ++i)
+    if (recv[i] != i * 1000 + rank) errors++;
+  free(wide_counts);
+  free(wide_displs);
+
   int nodes = 0, node = 0, local_size = 0, local_rank = 0;
   if (MPIX_Comm_locality(comm, &nodes, &node, &local_size, &local_rank) != MPIX_SUCCESS) errors++;
   if (MPIX_Comm_update_locality(comm, 1) != MPIX_SUCCESS) errors++;

@@ -107,6 +107,41 @@ int MPIX_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispl
                    MPIX_Info* info, MPIX_Comm* comm);
 /**@}*/
 
+/** @name Large counts
+ *  MPI-4's large-count forms (as MPI_Alltoall_c, MPI_Alltoallv_c): counts are
+ *  MPI_Count, displacements MPI_Aint (in elements of the datatype, as in MPI);
+ *  otherwise the same arguments and results as MPIX_Alltoall / MPIX_Alltoallv.
+ *
+ *  Every dense call, int form or large-count form, every algorithm, works past
+ *  2^31 bytes per rank and per block: byte offsets are computed in MPI_Aint, and a
+ *  block of more than INT_MAX elements is sent with MPI's own large-count calls
+ *  where the MPI has them (MPI-4: MPI_Isend_c, MPI_Ialltoallv_c, MPI_Pack_c; MPICH
+ *  4), else as one element of a derived datatype that holds the whole block (Open
+ *  MPI 4.1), with MPI_Ialltoallw for the pmpi algorithm. With the int forms a
+ *  block is at most INT_MAX elements, but MPIX_Alltoall's count x P may exceed
+ *  INT_MAX. The limit is memory: algorithms that stage or forward blocks (tuna,
+ *  the hierarchical ones, node_aware, non-contiguous datatypes) take scratch of
+ *  the order of the blocks they carry, taken when the call plans; a rank that
+ *  cannot get it fails with MPIX_ERR_NO_MEM. */
+/**@{*/
+int MPIX_Alltoall_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                    void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                    MPIX_Info* info, MPIX_Comm* comm);
+int MPIX_Alltoallv_c(const void* sendbuf, const MPI_Count sendcounts[],
+                     const MPI_Aint sdispls[], MPI_Datatype sendtype, void* recvbuf,
+                     const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                     MPI_Datatype recvtype, MPIX_Info* info, MPIX_Comm* comm);
+/** The persistent forms (see "Persistent exchanges"). */
+int MPIX_Alltoall_plan_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                         void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                         MPIX_Info* info, MPIX_Comm* comm, MPIX_Request** request);
+int MPIX_Alltoallv_plan_c(const void* sendbuf, const MPI_Count sendcounts[],
+                          const MPI_Aint sdispls[], MPI_Datatype sendtype, void* recvbuf,
+                          const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                          MPI_Datatype recvtype, MPIX_Info* info, MPIX_Comm* comm,
+                          MPIX_Request** request);
+/**@}*/
+
 /** @name Persistent exchanges
  *  A _plan call is collective and plans once (algorithm, schedule, scratch,
  *  metadata): MPI-4's persistent collectives, named _plan rather than _init because

@@ -13,6 +13,7 @@
 #include "../core/algorithms.hpp"
 #include "../core/comm.hpp"
 #include "../core/error.hpp"
+#include "../core/large_count.hpp"
 
 namespace mpix {
 
@@ -25,33 +26,38 @@ PieceMessage::~PieceMessage() {
 }
 
 int PieceMessage::build(const std::vector<Piece>& pieces, int peer) {
-  std::vector<int> lengths;
-  std::vector<MPI_Aint> displs;
   std::vector<char*> starts;
+  std::vector<long long> run_bytes;
   bytes_ = 0;
   for (const Piece& piece : pieces) {
     if (piece.bytes <= 0) continue;
     // Runs that follow each other in memory travel as one.
-    if (!starts.empty() && starts.back() + lengths.back() == piece.addr &&
-        (long long)lengths.back() + piece.bytes <= INT_MAX) {
-      lengths.back() += (int)piece.bytes;
+    if (!starts.empty() && starts.back() + run_bytes.back() == piece.addr) {
+      run_bytes.back() += piece.bytes;
     } else {
-      if (piece.bytes > INT_MAX)
-        return fail(MPIX_ERR_UNSUPPORTED, format("a block of %lld bytes: more than INT_MAX bytes", piece.bytes));
       starts.push_back(piece.addr);
-      lengths.push_back((int)piece.bytes);
+      run_bytes.push_back(piece.bytes);
     }
     bytes_ += piece.bytes;
   }
   message_ = Message{};
   if (starts.empty() || peer < 0) return MPIX_SUCCESS;
   if (starts.size() == 1) {
-    message_ = Message{Block{starts[0], lengths[0], &byte_layout()}, peer};
+    message_ = Message{Block{starts[0], run_bytes[0], &byte_layout()}, peer};
     return MPIX_SUCCESS;
   }
-  displs.resize(starts.size());
-  for (std::size_t i = 0; i < starts.size(); ++i) MPIX_CHECK_MPI(MPI_Get_address(starts[i], &displs[i]));
-  MPIX_CHECK_MPI(MPI_Type_create_hindexed((int)starts.size(), lengths.data(), displs.data(), MPI_BYTE, &type_));
+  // The hindexed type's lengths are ints: a longer run is several entries.
+  std::vector<int> lengths;
+  std::vector<MPI_Aint> displs;
+  const long long limit = large_count_policy().int_limit;
+  for (std::size_t i = 0; i < starts.size(); ++i) {
+    for (long long offset = 0; offset < run_bytes[i]; offset += limit) {
+      lengths.push_back((int)std::min(limit, run_bytes[i] - offset));
+      displs.emplace_back();
+      MPIX_CHECK_MPI(MPI_Get_address(starts[i] + offset, &displs.back()));
+    }
+  }
+  MPIX_CHECK_MPI(MPI_Type_create_hindexed((int)lengths.size(), lengths.data(), displs.data(), MPI_BYTE, &type_));
   MPIX_CHECK_MPI(MPI_Type_commit(&type_));
   MPIX_TRY(describe_type(type_, "pieces", &layout_));
   message_ = Message{Block{(char*)MPI_BOTTOM, 1, &layout_}, peer};

@@ -5,6 +5,7 @@
 
 #include "../core/algorithms.hpp"
 #include "../core/error.hpp"
+#include "../core/large_count.hpp"
 #include "../core/schedule.hpp"
 
 namespace mpix {
@@ -22,16 +23,10 @@ class PmpiPlan : public Plan {
       stats.messages += 1;
       stats.payload_bytes += ex_.send.block_bytes(i);
     }
-    if (ex_.uniform) {
-      MPIX_CHECK_MPI(MPI_Ialltoall(ex_.send.buf, ex_.send.counts[0], ex_.send.layout.type, ex_.recv.buf,
-                                   ex_.recv.counts[0], ex_.recv.layout.type, comm_, &request_));
-    } else {
-      MPIX_CHECK_MPI(MPI_Ialltoallv(ex_.send.buf, ex_.send.counts.data(), ex_.send.displs.data(),
-                                    ex_.send.layout.type, ex_.recv.buf, ex_.recv.counts.data(),
-                                    ex_.recv.displs.data(), ex_.recv.layout.type, comm_, &request_));
-    }
-    return MPIX_SUCCESS;
+    return mpi_.post(ex_, comm_, &request_);
   }
+  // Chooses MPI's int or large-count call (large_count.hpp).
+  int prepare() { return mpi_.prepare(ex_); }
   int wait() override {
     MPIX_CHECK_MPI(MPI_Wait(&request_, MPI_STATUS_IGNORE));
     return MPIX_SUCCESS;
@@ -47,12 +42,15 @@ class PmpiPlan : public Plan {
   Exchange ex_;
   MPI_Comm comm_;
   MPI_Request request_ = MPI_REQUEST_NULL;
+  MpiAlltoall mpi_;
 };
 
 }  // namespace
 
 int create_pmpi(const PlanContext& context, std::unique_ptr<Plan>* plan) {
-  *plan = std::make_unique<PmpiPlan>(context);
+  auto made = std::make_unique<PmpiPlan>(context);
+  MPIX_TRY(made->prepare());
+  *plan = std::move(made);
   return MPIX_SUCCESS;
 }
 

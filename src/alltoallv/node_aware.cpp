@@ -130,9 +130,6 @@ class NodeAware : public StagePlan {
       }
       z_count[j] = z_bytes - z_displ[j];
     }
-    if (a_bytes > INT_MAX || z_bytes > INT_MAX)
-      return fail(MPIX_ERR_UNSUPPORTED, format("node_aware: %lld bytes gathered on one rank: more than INT_MAX",
-                                               std::max(a_bytes, z_bytes)));
     a_ = pool.acquire((std::size_t)a_bytes);
     z_ = pool.acquire((std::size_t)z_bytes);
 
@@ -178,10 +175,10 @@ class NodeAware : public StagePlan {
     sub.exchange.recv.buf = z_.data();
     long long local_max = 0;
     for (int j = 0; j < q; ++j) {
-      sub.exchange.send.counts[j] = (int)a_count[j];
-      sub.exchange.send.displs[j] = (int)a_displ[j];
-      sub.exchange.recv.counts[j] = (int)z_count[j];
-      sub.exchange.recv.displs[j] = (int)z_displ[j];
+      sub.exchange.send.counts[j] = a_count[j];
+      sub.exchange.send.displs[j] = a_displ[j];
+      sub.exchange.recv.counts[j] = z_count[j];
+      sub.exchange.recv.displs[j] = z_displ[j];
       local_max = std::max({local_max, a_count[j], z_count[j]});
     }
     MPIX_CHECK_MPI(MPI_Allreduce(&local_max, &sub.exchange.max_block_bytes, 1, MPI_LONG_LONG, MPI_MAX, node_comm));

@@ -112,9 +112,8 @@ class RandomSegmented : public ExchangeSchedule {
       if (!r.contiguous()) recv_offset += r.bytes();
     }
     const int batch = queue_steps(context.params);
-    for (long long k = 0; k < passes; ++k)
-      phases_.push_back(Phase{size, [this, k](int i) { return slice_step(order_.recv_from(i), order_.send_to(i), k); },
-                              batch, false});
+    phases_.push_back(Phase{size, [this](int i) { return slice_step(order_.recv_from(i), order_.send_to(i), pass()); },
+                            batch, false, passes});
     phases_.push_back(Phase{size, [this](int i) { return slice_step(order_.ranks[i], order_.ranks[i], -1); },
                             size, true});
     before_start_ = [this] { return stage(true); };
@@ -127,7 +126,7 @@ class RandomSegmented : public ExchangeSchedule {
     if (peer == ex_.rank) return Message{};
     long long offset = k >= 0 ? k * segment_ : total / segment_ * segment_;
     long long length = k >= 0 ? (offset + segment_ <= total ? segment_ : 0) : total - offset;
-    return Message{Block{bytes + offset, (int)length, &byte_layout()}, length > 0 ? peer : -1};
+    return Message{Block{bytes + offset, length, &byte_layout()}, length > 0 ? peer : -1};
   }
   Step slice_step(int recv_from, int send_to, long long k) const {
     return Step{slice(recv_bytes_[recv_from], ex_.recv.block_bytes(recv_from), recv_from, k),

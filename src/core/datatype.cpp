@@ -1,10 +1,11 @@
 #include "datatype.hpp"
 
-#include <climits>
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
 #include "error.hpp"
+#include "large_count.hpp"
 
 #ifdef MPIX_SIMULATED
 #include <simgrid/actor.h>
@@ -58,6 +59,42 @@ int describe_type(MPI_Datatype type, const char* what, TypeLayout* layout) {
   return MPIX_SUCCESS;
 }
 
+namespace {
+
+// MPI_Pack or MPI_Unpack of a non-contiguous block. Their packed size is an int:
+// a larger block goes through MPI_Pack_c / MPI_Unpack_c where the MPI has them,
+// else in runs of whole elements of at most int_limit bytes (packing is a byte
+// copy of the data here, so runs packed one after another are the whole block).
+int pack_or_unpack(bool pack, const Block& block, char* packed, MPI_Comm comm) {
+  const MPI_Count bytes = block.bytes();
+  MPI_Datatype type = block.layout->type;
+  if (fits_int(bytes)) {
+    int position = 0;
+    if (pack) MPIX_CHECK_MPI(MPI_Pack(block.base, (int)block.count, type, packed, (int)bytes, &position, comm));
+    else MPIX_CHECK_MPI(MPI_Unpack(packed, (int)bytes, &position, block.base, (int)block.count, type, comm));
+    return MPIX_SUCCESS;
+  }
+#ifdef MPIX_HAVE_MPI_C_CALLS
+  if (large_count_policy().use_c_calls) {
+    MPI_Count position = 0;
+    if (pack) MPIX_CHECK_MPI(MPI_Pack_c(block.base, block.count, type, packed, bytes, &position, comm));
+    else MPIX_CHECK_MPI(MPI_Unpack_c(packed, bytes, &position, block.base, block.count, type, comm));
+    return MPIX_SUCCESS;
+  }
+#endif
+  const MPI_Count per_run = large_count_policy().int_limit / block.layout->size;
+  if (per_run == 0)
+    return fail(MPIX_ERR_UNSUPPORTED, format("a non-contiguous datatype of %lld bytes per element: more than "
+                                             "INT_MAX, and this MPI has no MPI_Pack_c", block.layout->size));
+  for (MPI_Count first = 0; first < block.count; first += per_run) {
+    Block run{block.base + first * block.layout->extent, std::min(per_run, block.count - first), block.layout};
+    MPIX_TRY(pack_or_unpack(pack, run, packed + first * block.layout->size, comm));
+  }
+  return MPIX_SUCCESS;
+}
+
+}  // namespace
+
 int pack_block(const Block& block, char* out, MPI_Comm comm) {
   if (block.count == 0 || block.layout->size == 0) return MPIX_SUCCESS;
   charge_copy(block.bytes());
@@ -65,11 +102,7 @@ int pack_block(const Block& block, char* out, MPI_Comm comm) {
     std::memcpy(out, block.first_byte(), block.bytes());
     return MPIX_SUCCESS;
   }
-  if (block.bytes() > INT_MAX) return fail(MPIX_ERR_UNSUPPORTED, "a non-contiguous block over 2 GiB");
-  int position = 0;
-  MPIX_CHECK_MPI(MPI_Pack(block.base, block.count, block.layout->type, out, (int)block.bytes(),
-                          &position, comm));
-  return MPIX_SUCCESS;
+  return pack_or_unpack(true, block, out, comm);
 }
 
 int unpack_block(const char* in, const Block& block, MPI_Comm comm) {
@@ -79,11 +112,7 @@ int unpack_block(const char* in, const Block& block, MPI_Comm comm) {
     std::memcpy(block.first_byte(), in, block.bytes());
     return MPIX_SUCCESS;
   }
-  if (block.bytes() > INT_MAX) return fail(MPIX_ERR_UNSUPPORTED, "a non-contiguous block over 2 GiB");
-  int position = 0;
-  MPIX_CHECK_MPI(MPI_Unpack(in, (int)block.bytes(), &position, block.base, block.count,
-                            block.layout->type, comm));
-  return MPIX_SUCCESS;
+  return pack_or_unpack(false, block, const_cast<char*>(in), comm);
 }
 
 std::size_t copy_staging_bytes(const Block& from, const Block& to) {

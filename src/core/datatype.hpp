@@ -15,12 +15,12 @@ struct TypeLayout {
   long long size = 0;  // bytes of data in one element (MPI_Type_size)
 
   // A block of `count` elements is one run of count*size bytes at true_lb.
-  bool contiguous(int count) const {
+  bool contiguous(MPI_Count count) const {
     return true_extent == size && (count <= 1 || extent == size);
   }
   // Byte range [lo, hi) that `count` elements starting at byte offset 0 touch.
-  MPI_Aint span_lo(int count) const { return count > 0 ? true_lb : 0; }
-  MPI_Aint span_hi(int count) const {
+  MPI_Aint span_lo(MPI_Count count) const { return count > 0 ? true_lb : 0; }
+  MPI_Aint span_hi(MPI_Count count) const {
     return count > 0 ? true_lb + (MPI_Aint)(count - 1) * extent + true_extent : 0;
   }
 };
@@ -47,7 +47,7 @@ int describe_type(MPI_Datatype type, const char* what, TypeLayout* layout);
 // One block of a buffer: `count` elements of `layout.type` at `base`.
 struct Block {
   char* base = nullptr;
-  int count = 0;
+  MPI_Count count = 0;
   const TypeLayout* layout = nullptr;
 
   long long bytes() const { return (long long)count * layout->size; }
@@ -62,7 +62,8 @@ inline void charge_mpi_pack(const Block& block) {
   if (!block.contiguous()) charge_copy(block.bytes());
 }
 
-// Packs `block` into `out` (count*size bytes); direct copy where contiguous.
+// Packs `block` into `out` (count*size bytes); direct copy where contiguous. Any
+// size: MPI_Pack's int sizes are worked around as in large_count.hpp.
 int pack_block(const Block& block, char* out, MPI_Comm comm);
 // Unpacks `block.bytes()` bytes from `in` into `block`.
 int unpack_block(const char* in, const Block& block, MPI_Comm comm);

@@ -19,18 +19,20 @@
 namespace mpix {
 namespace {
 
+// The arguments of a dense call in the large-count form (MPI-4's _c functions:
+// MPI_Count counts, MPI_Aint displacements); the int forms are converted to it.
 struct DenseArgs {
   const char* name;  // of the API function, for messages
   Op op;
   const void* sendbuf;
-  const int* sendcounts;
-  const int* sdispls;
+  const MPI_Count* sendcounts;
+  const MPI_Aint* sdispls;
   MPI_Datatype sendtype;
   void* recvbuf;
-  const int* recvcounts;
-  const int* rdispls;
+  const MPI_Count* recvcounts;
+  const MPI_Aint* rdispls;
   MPI_Datatype recvtype;
-  int sendcount = 0, recvcount = 0;  // alltoall
+  MPI_Count sendcount = 0, recvcount = 0;  // alltoall
 };
 
 int check_side(const DenseArgs& a, bool send, int size, BufferSide* side) {
@@ -40,27 +42,33 @@ int check_side(const DenseArgs& a, bool send, int size, BufferSide* side) {
   MPIX_TRY(describe_type(send ? a.sendtype : a.recvtype, send ? "sendtype" : "recvtype", &side->layout));
   side->counts.resize(size);
   side->displs.resize(size);
+  // Byte counts and offsets are 64-bit: counts and displacements whose bytes could
+  // overflow them (summed over the ranks) are refused, not wrapped.
+  const long long element = std::max<long long>({side->layout.size, std::llabs((long long)side->layout.extent), 1});
+  const long long limit = LLONG_MAX / 4 / element / size;
   if (a.op == kAlltoall) {
-    int count = send ? a.sendcount : a.recvcount;
-    if (count < 0) return fail(MPIX_ERR_ARG, format("%s: %s=%d: must be >= 0", a.name, counts_name, count));
+    MPI_Count count = send ? a.sendcount : a.recvcount;
+    if (count < 0) return fail(MPIX_ERR_ARG, format("%s: %s=%lld: must be >= 0", a.name, counts_name, (long long)count));
+    if (count > limit)
+      return fail(MPIX_ERR_ARG, format("%s: %s=%lld: more bytes than 64-bit offsets hold", a.name, counts_name,
+                                       (long long)count));
+    // Block i starts i*count elements in, an offset in MPI_Aint: a buffer beyond
+    // INT_MAX elements is fine (MPI_Alltoall accepts it too).
     for (int i = 0; i < size; ++i) {
       side->counts[i] = count;
-      side->displs[i] = 0;
+      side->displs[i] = (MPI_Aint)i * count;
     }
-    // Block i starts i*count elements in; displacements are kept in elements as
-    // ints, so a buffer beyond INT_MAX elements is refused rather than wrapped.
-    if ((long long)count * size > INT_MAX)
-      return fail(MPIX_ERR_UNSUPPORTED, format("%s: %s=%d times %d ranks exceeds INT_MAX elements",
-                                               a.name, counts_name, count, size));
-    for (int i = 0; i < size; ++i) side->displs[i] = i * count;
   } else {
-    const int* counts = send ? a.sendcounts : a.recvcounts;
-    const int* displs = send ? a.sdispls : a.rdispls;
+    const MPI_Count* counts = send ? a.sendcounts : a.recvcounts;
+    const MPI_Aint* displs = send ? a.sdispls : a.rdispls;
     if (!counts) return fail(MPIX_ERR_ARG, format("%s: %s is NULL", a.name, counts_name));
     if (!displs) return fail(MPIX_ERR_ARG, format("%s: %s is NULL", a.name, displs_name));
     for (int i = 0; i < size; ++i) {
       if (counts[i] < 0)
-        return fail(MPIX_ERR_ARG, format("%s: %s[%d]=%d: must be >= 0", a.name, counts_name, i, counts[i]));
+        return fail(MPIX_ERR_ARG, format("%s: %s[%d]=%lld: must be >= 0", a.name, counts_name, i, (long long)counts[i]));
+      if (counts[i] > limit || displs[i] > limit || displs[i] < -limit)
+        return fail(MPIX_ERR_ARG, format("%s: %s[%d]=%lld at %s[%d]=%lld: more bytes than 64-bit offsets hold", a.name,
+                                         counts_name, i, (long long)counts[i], displs_name, i, (long long)displs[i]));
       side->counts[i] = counts[i];
       side->displs[i] = displs[i];
     }
@@ -375,13 +383,32 @@ int persistent(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm, MPIX_Re
 
 using namespace mpix;
 
-static DenseArgs alltoall_args(const char* name, const void* sendbuf, int sendcount,
-                               MPI_Datatype sendtype, void* recvbuf, int recvcount,
+static DenseArgs alltoall_args(const char* name, const void* sendbuf, MPI_Count sendcount,
+                               MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount,
                                MPI_Datatype recvtype) {
   DenseArgs a{name, kAlltoall, sendbuf, nullptr, nullptr, sendtype, recvbuf, nullptr, nullptr, recvtype};
   a.sendcount = sendcount;
   a.recvcount = recvcount;
   return a;
+}
+
+// An int form's counts or displacements as the large-count form's (one entry per
+// rank of `comm`); NULL stays NULL so that the checks name it.
+template <class Wide>
+static const Wide* widen(const int* values, const MPIX_Comm* comm, std::vector<Wide>* out) {
+  if (!values || !comm) return nullptr;
+  out->assign(values, values + comm->size);
+  return out->data();
+}
+
+static DenseArgs alltoallv_args(const char* name, const void* sendbuf, const int sendcounts[],
+                                const int sdispls[], MPI_Datatype sendtype, void* recvbuf,
+                                const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
+                                const MPIX_Comm* comm, std::vector<MPI_Count> counts[2],
+                                std::vector<MPI_Aint> displs[2]) {
+  return DenseArgs{name, kAlltoallv, sendbuf, widen(sendcounts, comm, &counts[0]), widen(sdispls, comm, &displs[0]),
+                   sendtype, recvbuf, widen(recvcounts, comm, &counts[1]), widen(rdispls, comm, &displs[1]),
+                   recvtype};
 }
 
 extern "C" int MPIX_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
@@ -391,11 +418,31 @@ extern "C" int MPIX_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype se
   return guarded(a.name, [&] { return blocking(a, info, comm); });
 }
 
+extern "C" int MPIX_Alltoall_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                               void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                               MPIX_Info* info, MPIX_Comm* comm) {
+  DenseArgs a = alltoall_args("MPIX_Alltoall_c", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
+  return guarded(a.name, [&] { return blocking(a, info, comm); });
+}
+
 extern "C" int MPIX_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
                               MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
                               const int rdispls[], MPI_Datatype recvtype, MPIX_Info* info,
                               MPIX_Comm* comm) {
-  DenseArgs a{"MPIX_Alltoallv", kAlltoallv, sendbuf, sendcounts, sdispls, sendtype,
+  return guarded("MPIX_Alltoallv", [&] {
+    std::vector<MPI_Count> counts[2];
+    std::vector<MPI_Aint> displs[2];
+    DenseArgs a = alltoallv_args("MPIX_Alltoallv", sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                                 rdispls, recvtype, comm, counts, displs);
+    return blocking(a, info, comm);
+  });
+}
+
+extern "C" int MPIX_Alltoallv_c(const void* sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                                MPI_Datatype sendtype, void* recvbuf, const MPI_Count recvcounts[],
+                                const MPI_Aint rdispls[], MPI_Datatype recvtype, MPIX_Info* info,
+                                MPIX_Comm* comm) {
+  DenseArgs a{"MPIX_Alltoallv_c", kAlltoallv, sendbuf, sendcounts, sdispls, sendtype,
               recvbuf, recvcounts, rdispls, recvtype};
   return guarded(a.name, [&] { return blocking(a, info, comm); });
 }
@@ -407,12 +454,33 @@ extern "C" int MPIX_Alltoall_plan(const void* sendbuf, int sendcount, MPI_Dataty
   return guarded(a.name, [&] { return persistent(a, info, comm, request); });
 }
 
+extern "C" int MPIX_Alltoall_plan_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                                    void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                                    MPIX_Info* info, MPIX_Comm* comm, MPIX_Request** request) {
+  DenseArgs a = alltoall_args("MPIX_Alltoall_plan_c", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
+  return guarded(a.name, [&] { return persistent(a, info, comm, request); });
+}
+
 extern "C" int MPIX_Alltoallv_plan(const void* sendbuf, const int sendcounts[],
                                    const int sdispls[], MPI_Datatype sendtype, void* recvbuf,
                                    const int recvcounts[], const int rdispls[],
                                    MPI_Datatype recvtype, MPIX_Info* info, MPIX_Comm* comm,
                                    MPIX_Request** request) {
-  DenseArgs a{"MPIX_Alltoallv_plan", kAlltoallv, sendbuf, sendcounts, sdispls, sendtype,
+  return guarded("MPIX_Alltoallv_plan", [&] {
+    std::vector<MPI_Count> counts[2];
+    std::vector<MPI_Aint> displs[2];
+    DenseArgs a = alltoallv_args("MPIX_Alltoallv_plan", sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                                 recvcounts, rdispls, recvtype, comm, counts, displs);
+    return persistent(a, info, comm, request);
+  });
+}
+
+extern "C" int MPIX_Alltoallv_plan_c(const void* sendbuf, const MPI_Count sendcounts[],
+                                     const MPI_Aint sdispls[], MPI_Datatype sendtype, void* recvbuf,
+                                     const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                                     MPI_Datatype recvtype, MPIX_Info* info, MPIX_Comm* comm,
+                                     MPIX_Request** request) {
+  DenseArgs a{"MPIX_Alltoallv_plan_c", kAlltoallv, sendbuf, sendcounts, sdispls, sendtype,
               recvbuf, recvcounts, rdispls, recvtype};
   return guarded(a.name, [&] { return persistent(a, info, comm, request); });
 }

@@ -21,15 +21,16 @@ enum Op : unsigned {
 };
 const char* op_name(Op op);
 
-// One side (send or receive) of a dense exchange: P blocks of one datatype.
+// One side (send or receive) of a dense exchange: P blocks of one datatype. Counts
+// and displacements are in elements, as in MPI, and as wide as MPI-4's large-count
+// calls take them (MPI_Count, MPI_Aint), so that no block or offset is limited to int.
 struct BufferSide {
   char* buf = nullptr;
-  std::vector<int> counts, displs;  // in elements, as in MPI
+  std::vector<MPI_Count> counts;
+  std::vector<MPI_Aint> displs;
   TypeLayout layout;
 
-  Block block(int peer) const {
-    return Block{buf + (MPI_Aint)displs[peer] * layout.extent, counts[peer], &layout};
-  }
+  Block block(int peer) const { return Block{buf + displs[peer] * layout.extent, counts[peer], &layout}; }
   long long block_bytes(int peer) const { return (long long)counts[peer] * layout.size; }
 };
 

@@ -6,6 +6,7 @@
 
 #include "comm.hpp"
 #include "error.hpp"
+#include "large_count.hpp"
 
 namespace mpix {
 
@@ -22,8 +23,7 @@ const TypeLayout& byte_layout() {
 
 int Traffic::isend(const Message& m, MPI_Request* request, PlanStats& stats, int tag_offset) {
   charge_mpi_pack(m.block);
-  MPIX_CHECK_MPI(MPI_Isend(m.block.base, m.block.count, m.block.layout->type, m.peer,
-                           tag_ + tag_offset, comm_, request));
+  MPIX_TRY(isend_block(m.block, m.peer, tag_ + tag_offset, comm_, request));
   stats.messages += 1;
   stats.payload_bytes += m.block.bytes();
   return MPIX_SUCCESS;
@@ -33,8 +33,7 @@ int Traffic::irecv(const Message& m, MPI_Request* request, int tag_offset) {
   // MPI unpacks a non-contiguous block when it arrives; charged when the receive is
   // posted (the same total, a little earlier).
   charge_mpi_pack(m.block);
-  MPIX_CHECK_MPI(MPI_Irecv(m.block.base, m.block.count, m.block.layout->type, m.peer,
-                           tag_ + tag_offset, comm_, request));
+  MPIX_TRY(irecv_block(m.block, m.peer, tag_ + tag_offset, comm_, request));
   return MPIX_SUCCESS;
 }
 
@@ -42,6 +41,7 @@ int ScheduledPlan::start() {
   stats = PlanStats{};
   stats.scratch_bytes = init_stats.scratch_bytes;
   phase_ = 0;
+  pass_ = 0;
   next_step_ = 0;
   requests_.clear();
   if (before_start_) MPIX_TRY(before_start_());
@@ -52,8 +52,14 @@ int ScheduledPlan::post_batch() {
   requests_.clear();
   while (phase_ < phases_.size()) {
     const Phase& phase = phases_[phase_];
-    if (next_step_ >= phase.step_count) {
+    if (pass_ >= phase.passes) {
       ++phase_;
+      pass_ = 0;
+      next_step_ = 0;
+      continue;
+    }
+    if (next_step_ >= phase.step_count) {
+      ++pass_;
       next_step_ = 0;
       continue;
     }

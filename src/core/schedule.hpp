@@ -46,6 +46,9 @@ struct Phase {
   std::function<Step(int)> step;  // the i-th step, computed when posted
   int batch_steps = 1;            // steps per batch; a wait after each batch
   bool recvs_first = false;       // post a batch's receives before its sends
+  // The steps run this many times over (pass() says which time), so that a
+  // segmented exchange of huge blocks is one phase, not one per segment.
+  long long passes = 1;
 };
 
 // A plan that runs phases of batched steps. Start posts the first batch; wait
@@ -63,6 +66,8 @@ class ScheduledPlan : public Plan {
   int test(bool* done) override;
 
  protected:
+  // The pass of the phase whose steps are being posted.
+  long long pass() const { return pass_; }
   // Copies a local block through the plan's copy staging.
   int copy_local(const Block& from, const Block& to) {
     return copy_block(from, to, copy_staging_.data(), traffic_.comm());
@@ -76,6 +81,7 @@ class ScheduledPlan : public Plan {
   Traffic traffic_;
   int rank_;
   std::size_t phase_ = 0;
+  long long pass_ = 0;
   int next_step_ = 0;
   std::vector<MPI_Request> requests_;
   ScratchBuffer copy_staging_;
