@@ -4,6 +4,7 @@
 #include <climits>
 
 #include "../core/algorithms.hpp"
+#include "../core/completion.hpp"
 #include "../core/error.hpp"
 #include "../core/schedule.hpp"
 
@@ -33,8 +34,7 @@ class PmpiPlan : public Plan {
     return MPIX_SUCCESS;
   }
   int wait() override {
-    MPIX_CHECK_MPI(MPI_Wait(&request_, MPI_STATUS_IGNORE));
-    return MPIX_SUCCESS;
+    return wait_all(1, &request_, comm_);
   }
 
  private:

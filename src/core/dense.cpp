@@ -188,9 +188,13 @@ int plan_dense(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm,
   // maximum and the minimum at once.
   long long index = hints.asked ? (long long)(hints.asked - algorithms().data()) : -1;
   long long hash = text_hash(hints.params_text) ^ (hints.check_args ? 1 : 0);
-  long long mine[6] = {local_rc != MPIX_SUCCESS, context.exchange.max_block_bytes, index, -index, hash, -hash};
-  long long all[6];
-  MPIX_CHECK_MPI(MPI_Allreduce(mine, all, 6, MPI_LONG_LONG, MPI_MAX, comm->lib_comm));
+  // Alltoall: every block everywhere has one size, so the smallest must be M too.
+  const Exchange& agreed = context.exchange;
+  long long min_block = a.op == kAlltoall && local_rc == MPIX_SUCCESS
+                            ? std::min(agreed.send.block_bytes(0), agreed.recv.block_bytes(0)) : LLONG_MAX;
+  long long mine[7] = {local_rc != MPIX_SUCCESS, context.exchange.max_block_bytes, index, -index, hash, -hash, -min_block};
+  long long all[7];
+  MPIX_CHECK_MPI(MPI_Allreduce(mine, all, 7, MPI_LONG_LONG, MPI_MAX, comm->lib_comm));
   if (local_rc != MPIX_SUCCESS) return fail(local_rc, local_message);
   if (all[0]) return fail(MPIX_ERR_ARG, format("%s: another rank rejected its arguments", a.name));
   if (all[2] != -all[3])
@@ -198,6 +202,9 @@ int plan_dense(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm,
   if (all[4] != -all[5])
     return fail(MPIX_ERR_ARG, format("%s: ranks gave different algorithm parameters or mpix_check_args "
                                      "(info or environment differ)", a.name));
+  if (a.op == kAlltoall && -all[6] != all[1])
+    return fail(MPIX_ERR_ARG, format("%s: ranks give different block sizes (sendcount x size of sendtype, recvcount "
+                                     "x size of recvtype): from %lld to %lld bytes", a.name, -all[6], all[1]));
   context.exchange.max_block_bytes = all[1];
   context.params = hints.params;
 

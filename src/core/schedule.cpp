@@ -3,6 +3,7 @@
 #include <climits>
 
 #include "comm.hpp"
+#include "completion.hpp"
 #include "error.hpp"
 
 namespace mpix {
@@ -93,7 +94,7 @@ int ScheduledPlan::post_batch() {
 
 int ScheduledPlan::wait() {
   while (!requests_.empty()) {
-    MPIX_CHECK_MPI(MPI_Waitall((int)requests_.size(), requests_.data(), MPI_STATUSES_IGNORE));
+    MPIX_TRY(wait_all((int)requests_.size(), requests_.data(), traffic_.comm()));
     MPIX_TRY(post_batch());
   }
   if (after_wait_) MPIX_TRY(after_wait_());
