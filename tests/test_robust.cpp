@@ -115,6 +115,12 @@ TEST_CASE("counts that disagree: an error, never an abort or a hang, for every a
     }
     CHECK(smaller.recv.back() == -1);
 
+    // The handlers swapped around the library's waits are the user's again.
+    MPI_Errhandler world;
+    MPI_Comm_get_errhandler(MPI_COMM_WORLD, &world);
+    CHECK(world == MPI_ERRORS_ARE_FATAL);
+    MPI_Errhandler_free(&world);
+
     // Nothing of the failed calls is left in flight: the next exchange is right.
     Exchange after;
     CHECK(all_ranks(after.run(info.info, c.comm) == MPIX_SUCCESS));
