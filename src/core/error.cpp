@@ -10,27 +10,24 @@
 #endif
 
 namespace {
+// This thread's last error message, and an error pending until the call ends.
+struct ThreadErrors {
+  std::string last;
+  int pending_code = MPIX_SUCCESS;
+  std::string pending;
+};
+
 #ifdef MPIX_SIMULATED
 // SMPI runs every simulated rank in the one OS thread of the simulator, so a
 // thread_local would be one variable for all of them. smpirun's default
 // privatization (smpi/privatization:dlopen) gives each rank its own copy of the
 // program's data, this one included; keyed by the simulated process, the message
 // stays per rank also with privatization off.
-struct ThreadErrors {
-  std::string last;
-  int pending_code = MPIX_SUCCESS;
-  std::string pending;
-};
 ThreadErrors& errors() {
   static std::map<aid_t, ThreadErrors> by_rank;
   return by_rank[sg_actor_self_get_pid()];
 }
 #else
-struct ThreadErrors {
-  std::string last;
-  int pending_code = MPIX_SUCCESS;
-  std::string pending;
-};
 thread_local ThreadErrors thread_errors;
 ThreadErrors& errors() { return thread_errors; }
 #endif
