@@ -5,7 +5,23 @@
  * The whole public API. Usable from C99 and C++; includes only <mpi.h>.
  * Every function returns MPIX_SUCCESS (0) or a positive MPIX_ERR_* code; after an
  * error, MPIX_Last_error_message() says what was wrong and the communicator stays
- * usable. Nothing in the library aborts, exits or prints (unless MPIX_VERBOSE=1).
+ * usable. Nothing in the library aborts, exits or prints (unless MPIX_VERBOSE=1),
+ * also under MPI's default handler MPI_ERRORS_ARE_FATAL; the error codes and what
+ * to do about each are listed in docs/user-guide.md ("Errors").
+ *
+ * Threads. With MPI_THREAD_MULTIPLE, different threads may call the library at the
+ * same time on different MPIX_Comms (each made from its own MPI communicator); an
+ * MPIX_Comm, and the requests made on it, are used by one thread at a time, as MPI
+ * requires of collectives on one communicator. An MPIX_Info may be shared by
+ * threads that do not change it. MPIX_Last_error_message() is per thread. The
+ * library's only process-wide state is this: while a thread waits for requests
+ * inside the library, MPI_COMM_WORLD and MPI_COMM_SELF have MPI_ERRORS_RETURN (MPI
+ * raises errors of MPI_Wait and its kind there, not on the library's communicator;
+ * the user's handlers are back when no thread is waiting in the library). So an
+ * MPI error of another thread at that moment is returned to it rather than fatal,
+ * and a handler set on MPI_COMM_WORLD or MPI_COMM_SELF by another thread during a
+ * library call is replaced by the one from before the call. Environment variables
+ * are read during calls: do not change them while another thread is in the library.
  */
 #ifndef MPIX_MPIX_H
 #define MPIX_MPIX_H
@@ -50,14 +66,16 @@ const char* MPIX_Last_error_message(void);
  *  library message ever matches a user receive or probe on @p mpi_comm) and detects
  *  nodes with MPI_Comm_split_type(MPI_COMM_TYPE_SHARED). If the environment variable
  *  MPIX_PPN is set to a positive integer, nodes are emulated as with
- *  MPIX_Comm_update_locality(). */
+ *  MPIX_Comm_update_locality(); ranks with different (or malformed) MPIX_PPN all
+ *  fail with MPIX_ERR_ARG. An intercommunicator fails with MPIX_ERR_UNSUPPORTED. */
 int MPIX_Comm_init(MPIX_Comm** comm, MPI_Comm mpi_comm);
 
 /** Collective. Frees the communicator and every sub-communicator it cached;
  *  sets *comm = NULL. Persistent requests on it must be freed first. */
 int MPIX_Comm_free(MPIX_Comm** comm);
 
-/** Collective (same @p ppn on all ranks). Treat every @p ppn consecutive ranks as
+/** Collective; the same @p ppn on all ranks, else MPIX_ERR_ARG on every rank and
+ *  the layout stays as it was. Treat every @p ppn consecutive ranks as
  *  one node, whatever the hardware says; the last node is smaller when @p ppn does
  *  not divide the size. @p ppn <= 0 restores detection. Cached node and group
  *  communicators are rebuilt lazily. MPIX_ERR_ARG while persistent requests on
@@ -77,7 +95,8 @@ MPI_Comm MPIX_Comm_mpi(const MPIX_Comm* comm);
  *  Keys: mpix_alltoall_algorithm, mpix_alltoallv_algorithm,
  *  mpix_alltoall_crs_algorithm, mpix_alltoallv_crs_algorithm, mpix_radix,
  *  mpix_block_count, mpix_stride, mpix_max_queue, mpix_segment_bytes, mpix_seed,
- *  mpix_ipc_threshold, mpix_memcpy_threshold, mpix_tuning_file, mpix_check_args.
+ *  mpix_ipc_threshold, mpix_memcpy_threshold, mpix_tuning_file, mpix_check_args,
+ *  mpix_recv_counts_known.
  *  See docs/user-guide.md for values and ranges. Precedence: an info key, then the
  *  environment variable of the same name in upper case (MPIX_RADIX, ...), then the
  *  built-in selection. The same hints must be given on all ranks. */
@@ -176,7 +195,13 @@ int MPIX_Request_free(MPIX_Request** request);
 
 /** @name Sparse dynamic data exchange (SDDE)
  *  Each rank knows only what it sends. Outputs (*src, *recvcounts, *rdispls,
- *  *recvvals) are allocated by the library and freed with MPIX_Free. */
+ *  *recvvals) are allocated by the library and freed with MPIX_Free.
+ *  *recv_nnz and *recv_size are outputs only (their values on entry are ignored,
+ *  as in MPI Advance's functions), unless the hint mpix_recv_counts_known=true
+ *  says that the values passed in are the true ones: then they must be >= 0, the
+ *  library may skip finding them, and their totals over all ranks are checked
+ *  against what is sent (MPIX_ERR_ARG on every rank if they differ). A message of
+ *  2 GiB or more fails with MPIX_ERR_UNSUPPORTED before anything is sent. */
 /**@{*/
 int MPIX_Alltoall_crs(int send_nnz, const int* dest, int sendcount,
                       MPI_Datatype sendtype, const void* sendvals, int* recv_nnz,

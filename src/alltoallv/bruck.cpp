@@ -12,6 +12,7 @@
 
 #include "../core/algorithms.hpp"
 #include "../core/comm.hpp"
+#include "../core/completion.hpp"
 #include "../core/error.hpp"
 #include "../core/large_count.hpp"
 
@@ -147,7 +148,7 @@ int StagePlan::progress(bool blocking, bool* done) {
   while (stage_ < stages_.size()) {
     if (!requests_.empty()) {
       bool stage_done = false;
-      MPIX_TRY(complete_requests(requests_, blocking, &stage_done));
+      MPIX_TRY(complete_requests(requests_, blocking, &stage_done, stage_comm_));
       if (!stage_done) return MPIX_SUCCESS;
     }
     if (stages_[stage_].done) MPIX_TRY(stages_[stage_].done());
@@ -163,6 +164,7 @@ int StagePlan::progress(bool blocking, bool* done) {
 void ByteExchangePlan::init_sides(const PlanContext& context) {
   ex_ = context.exchange;
   comm_ = context.mpi_comm;
+  stage_comm_ = comm_;
   std::vector<bool> used(ex_.size, true);
   used[ex_.rank] = false;
   send_.init(ex_.send, used, context.comm->scratch);
@@ -173,6 +175,22 @@ void ByteExchangePlan::init_sides(const PlanContext& context) {
     return copy_block(ex_.send.block(ex_.rank), ex_.recv.block(ex_.rank), own_staging_, comm_);
   };
   after_wait_ = [this] { return recv_.unpack(comm_); };
+}
+
+// ---------------------------------------------------------------- SizeMismatch
+
+int agree_sizes(const SizeMismatch& mismatch, const char* algorithm, MPI_Comm comm) {
+  int mine = mismatch.source >= 0, any = 0, rank = 0;
+  MPIX_CHECK_MPI(MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, comm));
+  MPIX_CHECK_MPI(MPI_Comm_rank(comm, &rank));
+  if (mine)
+    return fail(MPIX_ERR_ARG, format("%s: rank %d is sent %lld bytes by rank %d where recvcounts says %lld bytes "
+                                     "(send and receive counts disagree)", algorithm, rank, mismatch.announced,
+                                     mismatch.source, mismatch.expected));
+  if (any)
+    return fail(MPIX_ERR_ARG, format("%s: send and receive counts disagree between other ranks "
+                                     "(mpix_check_args=true names them)", algorithm));
+  return MPIX_SUCCESS;
 }
 
 // ---------------------------------------------------------------- formulas
@@ -465,6 +483,12 @@ class BruckPlan : public ByteExchangePlan {
     for (int t = 0; t < size; ++t)
       if (t != me) setup.out[t] = {send_.piece(t)};
     MPIX_TRY(core_.plan(std::move(setup), &init_stats));
+    if (!uniform) {  // alltoall's sizes are agreed in dense.cpp
+      SizeMismatch mismatch;
+      for (int o = 0; o < size; ++o)
+        if (o != me) mismatch.check(o, core_.arriving_bytes(o, 0), recv_.piece(o).bytes);
+      MPIX_TRY(agree_sizes(mismatch, "tuna", comm_));
+    }
     std::vector<std::vector<Piece>> in(size);
     for (int o = 0; o < size; ++o)
       if (o != me) in[o] = {recv_.piece(o)};

@@ -96,6 +96,7 @@ class StagePlan : public Plan {
  protected:
   std::vector<Stage> stages_;
   std::function<int()> before_start_, after_wait_;
+  MPI_Comm stage_comm_ = MPI_COMM_NULL;  // of the requests, for error messages
 
  private:
   int advance(bool from_start);
@@ -126,6 +127,24 @@ class ByteExchangePlan : public StagePlan {
 // The radix TuNA and Bruck use when the user leaves it to the library (paper 000,
 // section V-A): 2 below 512 B per block (latency-bound), about sqrt(P) up to 8 KiB
 // (the U-shaped middle), P above (bandwidth-bound).
+// A block whose size a plan learned from metadata and that differs from what
+// recvcounts gives (send and receive counts disagree between two ranks).
+struct SizeMismatch {
+  int source = -1;  // -1: none found on this rank
+  long long announced = 0, expected = 0;
+  void check(int from, long long announced_bytes, long long expected_bytes) {
+    if (source >= 0 || announced_bytes == expected_bytes) return;
+    source = from;
+    announced = announced_bytes;
+    expected = expected_bytes;
+  }
+};
+
+// Collective on `comm`, at init, before any data moves: every rank fails with
+// MPIX_ERR_ARG if any rank found a mismatch, instead of receiving other bytes into
+// a block (one allreduce of an int).
+int agree_sizes(const SizeMismatch& mismatch, const char* algorithm, MPI_Comm comm);
+
 int default_radix(int ranks, long long max_block_bytes);
 
 // Rounds of a radix-r Bruck over Q ranks: one per (x, z) with z r^x < Q.

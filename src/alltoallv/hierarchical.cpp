@@ -76,6 +76,14 @@ class HierarchicalTuna : public ByteExchangePlan {
       for (int d : routed[t]) setup.out[t].push_back(send_.piece(d));
     }
     MPIX_TRY(core_.plan(std::move(setup), &init_stats));
+    // The metadata gives the sizes of the blocks from this node's ranks; blocks from
+    // other nodes are sized by recvcounts alone (a larger one is a truncation).
+    SizeMismatch mismatch;
+    for (std::size_t k = 0; k < routed[local].size(); ++k)
+      for (int o = 0; o < q; ++o)
+        if (routed[local][k] == me && o != local)
+          mismatch.check(members[o], core_.arriving_bytes(o, (int)k), recv_.piece(members[o]).bytes);
+    MPIX_TRY(agree_sizes(mismatch, name, comm_));
 
     // X: pieces from every origin on the node for each destination elsewhere that
     // this rank serves, by destination, then by origin.

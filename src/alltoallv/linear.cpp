@@ -4,6 +4,7 @@
 #include <climits>
 
 #include "../core/algorithms.hpp"
+#include "../core/completion.hpp"
 #include "../core/error.hpp"
 #include "../core/large_count.hpp"
 #include "../core/schedule.hpp"
@@ -28,12 +29,11 @@ class PmpiPlan : public Plan {
   // Chooses MPI's int or large-count call (large_count.hpp).
   int prepare() { return mpi_.prepare(ex_); }
   int wait() override {
-    MPIX_CHECK_MPI(MPI_Wait(&request_, MPI_STATUS_IGNORE));
-    return MPIX_SUCCESS;
+    return wait_all(1, &request_, comm_);
   }
   int test(bool* done) override {
     int flag = 0;
-    MPIX_CHECK_MPI(MPI_Test(&request_, &flag, MPI_STATUS_IGNORE));
+    MPIX_TRY(test_one(&request_, &flag, comm_));
     *done = flag != 0;
     return MPIX_SUCCESS;
   }

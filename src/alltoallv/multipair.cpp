@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "../core/algorithms.hpp"
+#include "../core/completion.hpp"
 #include "../core/error.hpp"
 #include "../core/schedule.hpp"
 
@@ -55,7 +56,7 @@ class SlidingWindowPlan : public Plan {
         if (!flag && !blocking) return MPIX_SUCCESS;
         if (!flag) continue;
       } else {
-        MPIX_CHECK_MPI(MPI_Waitany((int)requests_.size(), requests_.data(), &index, MPI_STATUS_IGNORE));
+        MPIX_TRY(wait_any((int)requests_.size(), requests_.data(), &index, traffic_.comm()));
       }
       if (index == MPI_UNDEFINED) {  // no active request left
         *done = true;
@@ -81,7 +82,7 @@ class SlidingWindowPlan : public Plan {
     for (int i = 0; i < (int)requests_.size(); ++i) {
       if (requests_[i] == MPI_REQUEST_NULL) continue;
       int done = 0;
-      MPIX_CHECK_MPI(MPI_Test(&requests_[i], &done, MPI_STATUS_IGNORE));
+      MPIX_TRY(test_one(&requests_[i], &done, traffic_.comm()));
       if (done) {
         *index = i;
         *flag = 1;
@@ -90,7 +91,7 @@ class SlidingWindowPlan : public Plan {
       *flag = 0;
     }
 #else
-    MPIX_CHECK_MPI(MPI_Testany((int)requests_.size(), requests_.data(), index, flag, MPI_STATUS_IGNORE));
+    MPIX_TRY(mpix::test_any((int)requests_.size(), requests_.data(), index, flag, traffic_.comm()));
 #endif
     return MPIX_SUCCESS;
   }

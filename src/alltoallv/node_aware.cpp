@@ -23,6 +23,7 @@
 
 #include "../core/algorithms.hpp"
 #include "../core/comm.hpp"
+#include "../core/completion.hpp"
 #include "../core/error.hpp"
 #include "../core/select.hpp"
 #include "bruck.hpp"
@@ -62,6 +63,7 @@ class NodeAware : public StagePlan {
   int init(const PlanContext& context) {
     ex_ = context.exchange;
     comm_ = context.mpi_comm;
+    stage_comm_ = comm_;
     ScratchPool& pool = context.comm->scratch;
     Locality& loc = context.comm->locality;
     const int size = ex_.size, me = ex_.rank;
@@ -103,7 +105,7 @@ class NodeAware : public StagePlan {
         init_stats.metadata_messages += 1;
         init_stats.metadata_bytes += (long long)(mine[m].size() * sizeof(long long));
       }
-      MPIX_CHECK_MPI(MPI_Waitall((int)requests.size(), requests.data(), MPI_STATUSES_IGNORE));
+      MPIX_TRY(wait_all((int)requests.size(), requests.data(), comm_));
     }
 
     // A: for each local destination j, the gathered blocks for it, by source.
@@ -159,6 +161,7 @@ class NodeAware : public StagePlan {
     // Phase 2: an alltoallv of bytes on the node communicator.
     MPI_Comm node_comm = MPI_COMM_NULL;
     MPIX_TRY(loc.node_comm(&node_comm));
+    if (!ex_.uniform) MPIX_TRY(check_sizes(sizes, holders, node_comm));
     PlanContext sub;
     sub.comm = context.comm;
     sub.mpi_comm = node_comm;
@@ -248,6 +251,34 @@ class NodeAware : public StagePlan {
   }
 
  private:
+  // Only the aggregator learns the sizes of what it gathers, and only the
+  // destination knows its recvcounts: sizes[.][j] go to local rank j (one alltoallv
+  // of the metadata on the node), which checks them, and then all ranks agree.
+  // (Alltoall's sizes are agreed in dense.cpp.)
+  int check_sizes(const std::vector<std::vector<long long>>& sizes, const std::vector<std::vector<int>>& holders,
+                  MPI_Comm node_comm) {
+    const int q = (int)holders.size();
+    std::vector<int> send_counts(q), send_displs(q), recv_counts(q), recv_displs(q);
+    std::vector<long long> out, in;
+    int in_total = 0;
+    for (int j = 0; j < q; ++j) {
+      send_displs[j] = (int)out.size();
+      send_counts[j] = (int)sizes.size();
+      for (const std::vector<long long>& from_source : sizes) out.push_back(from_source[j]);
+      recv_displs[j] = in_total;
+      recv_counts[j] = (int)holders[j].size();
+      in_total += recv_counts[j];
+    }
+    in.resize((std::size_t)in_total);
+    MPIX_CHECK_MPI(MPI_Alltoallv(out.data(), send_counts.data(), send_displs.data(), MPI_LONG_LONG, in.data(),
+                                 recv_counts.data(), recv_displs.data(), MPI_LONG_LONG, node_comm));
+    SizeMismatch mismatch;
+    for (int j = 0; j < q; ++j)
+      for (int si = 0; si < recv_counts[j]; ++si)
+        mismatch.check(holders[j][si], in[(std::size_t)(recv_displs[j] + si)], ex_.recv.block_bytes(holders[j][si]));
+    return agree_sizes(mismatch, "node_aware", comm_);
+  }
+
   Exchange ex_;
   MPI_Comm comm_ = MPI_COMM_NULL;
   ByteSide send_;

@@ -51,15 +51,15 @@ ExchangeFacts local_facts(const Exchange& ex, const Locality& locality) {
   facts.contiguous = ex.send.layout.contiguous(2) && ex.recv.layout.contiguous(2);
   const int node = locality.node_of(ex.rank);
   for (int peer = 0; peer < ex.size; ++peer) {
+    facts.min_block = std::min({facts.min_block, ex.send.block_bytes(peer), ex.recv.block_bytes(peer)});
     if (peer == ex.rank) continue;
     const long long sent = ex.send.block_bytes(peer);
-    facts.min_block = std::min(facts.min_block, sent);
     facts.total_bytes += sent;
     facts.max_rank_recv += ex.recv.block_bytes(peer);
     if (sent > 0) ++facts.nonempty_blocks;
     if (locality.node_of(peer) == node) facts.intra_node_bytes += sent;
   }
-  if (ex.size <= 1) facts.min_block = 0;
+  if (ex.size < 1) facts.min_block = 0;
   facts.max_rank_send = facts.total_bytes;
   facts.max_rank_messages = facts.nonempty_blocks;
   return facts;

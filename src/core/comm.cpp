@@ -21,10 +21,35 @@ static int ppn_from_environment(int* ppn) {
   return MPIX_SUCCESS;
 }
 
+// The node layout is agreed (API.md): every rank gives the same ppn (0: detected,
+// and detection itself gives every rank the same tables), or all fail together, as
+// they do when any rank failed before (so no rank enters Locality::init's
+// collectives alone). Collective on `comm`.
+static int agree_layout(MPI_Comm comm, const char* name, int local_rc, int ppn) {
+  std::string local_message = MPIX_Last_error_message();
+  const int mine_ppn = ppn > 0 ? ppn : 0;
+  int mine[3] = {local_rc != MPIX_SUCCESS, mine_ppn, -mine_ppn};
+  int all[3];
+  MPIX_CHECK_MPI(MPI_Allreduce(mine, all, 3, MPI_INT, MPI_MAX, comm));
+  if (local_rc != MPIX_SUCCESS) return fail(local_rc, local_message);
+  if (all[0]) return fail(MPIX_ERR_ARG, format("%s: another rank failed its checks", name));
+  if (all[1] != -all[2])
+    return fail(MPIX_ERR_ARG, format("%s: ranks give different node layouts: ranks per node %d here, from %d to %d "
+                                     "over all ranks (0: detected; MPIX_PPN or the ppn argument differ)",
+                                     name, mine_ppn, -all[2], all[1]));
+  return MPIX_SUCCESS;
+}
+
 extern "C" int MPIX_Comm_init(MPIX_Comm** comm, MPI_Comm mpi_comm) {
   if (!comm) return fail(MPIX_ERR_ARG, "MPIX_Comm_init: comm is NULL");
   *comm = nullptr;
   if (mpi_comm == MPI_COMM_NULL) return fail(MPIX_ERR_ARG, "MPIX_Comm_init: mpi_comm is MPI_COMM_NULL");
+  // The same answer on every rank of an intercommunicator: no rank waits.
+  int inter = 0;
+  MPIX_CHECK_MPI(MPI_Comm_test_inter(mpi_comm, &inter));
+  if (inter)
+    return fail(MPIX_ERR_UNSUPPORTED, "MPIX_Comm_init: mpi_comm is an intercommunicator; the exchanges are "
+                                      "defined on intracommunicators only");
   int ppn = 0;
   int rc = ppn_from_environment(&ppn);
 #ifdef MPIX_SIMULATED
@@ -44,6 +69,7 @@ extern "C" int MPIX_Comm_init(MPIX_Comm** comm, MPI_Comm mpi_comm) {
   int has_tag_ub = 0;
   MPI_Comm_get_attr(c->lib_comm, MPI_TAG_UB, &tag_ub, &has_tag_ub);
   if (has_tag_ub && *tag_ub >= 32767) c->tag_slots = ((unsigned long long)*tag_ub + 1) / 8;
+  rc = agree_layout(c->lib_comm, "MPIX_Comm_init", rc, ppn);
   if (rc == MPIX_SUCCESS) rc = c->locality.init(c->lib_comm, ppn);
   if (rc != MPIX_SUCCESS) {
     MPIX_Comm_free(&c);
@@ -71,9 +97,11 @@ extern "C" int MPIX_Comm_free(MPIX_Comm** comm) {
 extern "C" int MPIX_Comm_update_locality(MPIX_Comm* comm, int ppn) {
   if (!comm) return fail(MPIX_ERR_ARG, "MPIX_Comm_update_locality: comm is NULL");
   // Plans keep the node layout and the node communicators they were made with.
+  int rc = MPIX_SUCCESS;
   if (comm->live_requests > 0)
-    return fail(MPIX_ERR_ARG, format("MPIX_Comm_update_locality: %d persistent request(s) still use this "
-                                     "communicator's node layout; free them first", comm->live_requests));
+    rc = fail(MPIX_ERR_ARG, format("MPIX_Comm_update_locality: %d persistent request(s) still use this "
+                                   "communicator's node layout; free them first", comm->live_requests));
+  MPIX_TRY(agree_layout(comm->lib_comm, "MPIX_Comm_update_locality", rc, ppn));
   return comm->locality.init(comm->lib_comm, ppn);
 }
 

@@ -267,6 +267,12 @@ int plan_dense(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm, bool pe
   if (all.hints_hash == -2)
     return fail(MPIX_ERR_ARG, format("%s: ranks gave different algorithm parameters, mpix_check_args, tuning or "
                                      "machine files (info or environment differ)", a.name));
+  // Alltoall: every block everywhere has one size, so the smallest must be the
+  // largest too.
+  if (a.op == kAlltoall && all.facts.min_block != all.facts.max_block)
+    return fail(MPIX_ERR_ARG, format("%s: ranks give different block sizes (sendcount x size of sendtype, recvcount "
+                                     "x size of recvtype): from %lld to %lld bytes", a.name, all.facts.min_block,
+                                     all.facts.max_block));
   context.facts = all.facts;
   context.facts.persistent = persistent;
   context.exchange.max_block_bytes = context.facts.max_block;

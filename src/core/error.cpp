@@ -10,20 +10,28 @@
 #endif
 
 namespace {
+// This thread's last error message, and an error pending until the call ends.
+struct ThreadErrors {
+  std::string last;
+  int pending_code = MPIX_SUCCESS;
+  std::string pending;
+};
+
 #ifdef MPIX_SIMULATED
 // SMPI runs every simulated rank in the one OS thread of the simulator, so a
 // thread_local would be one variable for all of them. smpirun's default
 // privatization (smpi/privatization:dlopen) gives each rank its own copy of the
 // program's data, this one included; keyed by the simulated process, the message
 // stays per rank also with privatization off.
-std::string& last_error() {
-  static std::map<aid_t, std::string> by_rank;
+ThreadErrors& errors() {
+  static std::map<aid_t, ThreadErrors> by_rank;
   return by_rank[sg_actor_self_get_pid()];
 }
 #else
-thread_local std::string last_error_message;
-std::string& last_error() { return last_error_message; }
+thread_local ThreadErrors thread_errors;
+ThreadErrors& errors() { return thread_errors; }
 #endif
+std::string& last_error() { return errors().last; }
 }  // namespace
 
 namespace mpix {
@@ -46,7 +54,33 @@ int fail_mpi(int mpi_code, const char* what) {
   char text[MPI_MAX_ERROR_STRING];
   int length = 0;
   if (MPI_Error_string(mpi_code, text, &length) != MPI_SUCCESS) text[0] = '\0';
-  return fail(MPIX_ERR_MPI, std::string(what) + " failed: " + text);
+  // MPICH appends its error stack (function calls with pointer arguments) after
+  // the reason: only the reason is kept.
+  std::string reason = text;
+  std::size_t stack = reason.find(", error stack");
+  if (stack == std::string::npos) stack = reason.find('\n');
+  if (stack != std::string::npos) reason.resize(stack);
+  std::string function = what;
+  if (function.find('(') != std::string::npos) function.resize(function.find('('));  // MPIX_CHECK_MPI's call text
+  return fail(MPIX_ERR_MPI, function + " failed: " + reason);
+}
+
+void set_pending(int code, std::string message) {
+  ThreadErrors& e = errors();
+  if (code != MPIX_SUCCESS && e.pending_code != MPIX_SUCCESS) return;  // the first one counts
+  e.pending_code = code;
+  e.pending = std::move(message);
+}
+
+int finish_call(const char* name, int rc) {
+  ThreadErrors& e = errors();
+  if (e.pending_code != MPIX_SUCCESS) {
+    if (rc == MPIX_SUCCESS) rc = fail(e.pending_code, e.pending);
+    e.pending_code = MPIX_SUCCESS;
+    e.pending.clear();
+  }
+  if (rc != MPIX_SUCCESS && e.last.compare(0, 5, "MPIX_") != 0) e.last = std::string(name) + ": " + e.last;
+  return rc;
 }
 
 }  // namespace mpix

@@ -14,18 +14,30 @@ int fail(int code, std::string message);
 // Formats like printf; for messages that carry numbers.
 std::string format(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 
-// Turns a failed MPI call into MPIX_ERR_MPI with MPI's own error text.
+// Turns a failed MPI call into MPIX_ERR_MPI with MPI's own error text. `what`
+// names the MPI function; a call's source text is cut to its name.
 int fail_mpi(int mpi_code, const char* what);
+
+// An error found in the middle of an exchange that the rank must still finish
+// (completion.hpp): kept for this thread until the API call ends.
+void set_pending(int code, std::string message);
+
+// The end of every API entry point: a pending error becomes the call's error, and
+// a message gets the call's name in front unless it has it already.
+int finish_call(const char* name, int rc);
 
 // Runs an API entry point's body, turning an exhausted allocation into
 // MPIX_ERR_NO_MEM: no exception leaves the library.
 template <class F>
 int guarded(const char* name, F&& body) {
+  int rc;
+  set_pending(MPIX_SUCCESS, std::string());
   try {
-    return body();
+    rc = body();
   } catch (const std::bad_alloc&) {
-    return fail(MPIX_ERR_NO_MEM, format("%s: out of memory", name));
+    rc = fail(MPIX_ERR_NO_MEM, format("%s: out of memory", name));
   }
+  return finish_call(name, rc);
 }
 
 }  // namespace mpix

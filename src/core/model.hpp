@@ -22,7 +22,7 @@ struct ExchangeFacts {
   int nodes = 1;                     // N
   int max_ppn = 1, min_ppn = 1;      // ranks on the largest and the smallest node
   long long max_block = 0;           // largest block anywhere (send or receive side)
-  long long min_block = 0;           // smallest block to another rank anywhere
+  long long min_block = 0;           // smallest block anywhere (send or receive side)
   long long total_bytes = 0;         // all blocks to other ranks, all ranks
   long long max_rank_send = 0;       // most bytes one rank sends to others
   long long max_rank_recv = 0;       // most bytes one rank receives from others

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "comm.hpp"
+#include "completion.hpp"
 #include "error.hpp"
 #include "large_count.hpp"
 
@@ -110,7 +111,7 @@ int ScheduledPlan::progress(bool blocking, bool* done) {
   *done = false;
   while (!requests_.empty()) {
     bool batch_done = false;
-    MPIX_TRY(complete_requests(requests_, blocking, &batch_done));
+    MPIX_TRY(complete_requests(requests_, blocking, &batch_done, traffic_.comm()));
     if (!batch_done) return MPIX_SUCCESS;
     MPIX_TRY(post_batch());
   }
@@ -119,12 +120,12 @@ int ScheduledPlan::progress(bool blocking, bool* done) {
   return MPIX_SUCCESS;
 }
 
-int complete_requests(std::vector<MPI_Request>& requests, bool blocking, bool* done) {
+int complete_requests(std::vector<MPI_Request>& requests, bool blocking, bool* done, MPI_Comm comm) {
   int flag = 1;
   if (blocking)
-    MPIX_CHECK_MPI(MPI_Waitall((int)requests.size(), requests.data(), MPI_STATUSES_IGNORE));
+    MPIX_TRY(wait_all((int)requests.size(), requests.data(), comm));
   else
-    MPIX_CHECK_MPI(MPI_Testall((int)requests.size(), requests.data(), &flag, MPI_STATUSES_IGNORE));
+    MPIX_TRY(test_all((int)requests.size(), requests.data(), &flag, comm));
   *done = flag != 0;
   if (*done) requests.clear();
   return MPIX_SUCCESS;

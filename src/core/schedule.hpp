@@ -93,7 +93,7 @@ namespace mpix {
 
 // Completes `requests`: blocking, or as far as they are done (*done: all of them).
 // Completed requests are cleared.
-int complete_requests(std::vector<MPI_Request>& requests, bool blocking, bool* done);
+int complete_requests(std::vector<MPI_Request>& requests, bool blocking, bool* done, MPI_Comm comm);
 
 // Scratch for copying the own block of `context`'s exchange (empty if contiguous).
 ScratchBuffer own_copy_staging(const PlanContext& context);

@@ -66,9 +66,22 @@ int check_local(const SddeArgs& a, const MPIX_Info* info, MPIX_Comm_s* comm, Sdd
   call->size = comm->size;
   call->rank = comm->rank;
   MPIX_TRY(check_outputs(a));
-  // The inputs recv_nnz / recv_size: >= 0 known, negative unknown (the API says -1).
-  call->known_nnz = *a.recv_nnz >= 0 ? *a.recv_nnz : -1;
-  if (a.op == kAlltoallvCrs) call->known_size = *a.recv_size >= 0 ? *a.recv_size : -1;
+  // recv_nnz / recv_size are outputs (code written for MPI Advance leaves them
+  // unset) unless the hint says that the values passed in are the truth.
+  std::string known_value, known_source;
+  if (lookup(info, "mpix_recv_counts_known", &known_value, &known_source)) {
+    MPIX_TRY(check_value(*find_key("mpix_recv_counts_known"), known_value, known_source));
+    if (known_value == "true") {
+      if (*a.recv_nnz < 0)
+        return fail(MPIX_ERR_ARG, format("%s: %s=true but recv_nnz=%d: must be >= 0", a.name,
+                                         known_source.c_str(), *a.recv_nnz));
+      if (a.op == kAlltoallvCrs && *a.recv_size < 0)
+        return fail(MPIX_ERR_ARG, format("%s: %s=true but recv_size=%d: must be >= 0", a.name,
+                                         known_source.c_str(), *a.recv_size));
+      call->known_nnz = *a.recv_nnz;
+      if (a.op == kAlltoallvCrs) call->known_size = *a.recv_size;
+    }
+  }
 
   const int n = a.send_nnz;
   if (n < 0) return fail(MPIX_ERR_ARG, format("%s: send_nnz=%d: must be >= 0", a.name, n));
@@ -123,6 +136,12 @@ int check_local(const SddeArgs& a, const MPIX_Info* info, MPIX_Comm_s* comm, Sdd
                                          a.name, i, i, displ, i, m.count, a.send_size));
     }
     m.buf = static_cast<const char*>(a.sendvals) + displ * call->send_layout.extent;
+    // Refused here, before any message, rather than by the receiver, which could
+    // only drop it (inbox.cpp) while this rank waits for its send.
+    if (call->send_bytes(m) > INT_MAX)
+      return fail(MPIX_ERR_UNSUPPORTED, format("%s: the message to rank %d (dest[%d]) has %lld bytes; messages "
+                                               "of 2 GiB or more are not supported", a.name, m.dest, i,
+                                               (long long)call->send_bytes(m)));
     send_bytes += call->send_bytes(m);
   }
   if (!a.sendvals && send_bytes > 0)
@@ -197,6 +216,28 @@ void report(MPIX_Comm_s* comm, Op op, const std::string& algorithm, const std::s
                comm->locality.num_nodes(), algorithm.c_str(), reason.c_str());
 }
 
+// mpix_recv_counts_known=true on every rank: discovery is skipped, so a recv_nnz
+// too large would wait for ever and one too small would leave messages behind.
+// What is cheap to check is checked: the totals over all ranks (one reduction, in
+// place of the discovery's). A count too large on one rank and too small by as much
+// on another still passes; finding that is the discovery the hint skips.
+int check_known_totals(const SddeArgs& a, const SddeCall& call, MPI_Comm comm) {
+  long long mine[4] = {(long long)call.sends.size(), call.known_nnz, 0, 0};
+  if (a.op == kAlltoallvCrs) {
+    for (const SddeMessage& m : call.sends) mine[2] += call.send_bytes(m);
+    mine[3] = call.known_size * (long long)call.recv_layout.size;
+  }
+  long long all[4];
+  MPIX_CHECK_MPI(MPI_Allreduce(mine, all, 4, MPI_LONG_LONG, MPI_SUM, comm));
+  if (all[0] != all[1])
+    return fail(MPIX_ERR_ARG, format("%s: mpix_recv_counts_known=true, but the recv_nnz passed in add up to %lld "
+                                     "messages where %lld are sent", a.name, all[1], all[0]));
+  if (all[2] != all[3])
+    return fail(MPIX_ERR_ARG, format("%s: mpix_recv_counts_known=true, but the recv_size passed in add up to "
+                                     "%lld bytes where %lld are sent", a.name, all[3], all[2]));
+  return MPIX_SUCCESS;
+}
+
 // The pointer outputs are NULL after any failure (nothing to free).
 void clear_outputs(const SddeArgs& a) {
   for (int** out : {a.src, a.recvcounts, a.rdispls})
@@ -233,6 +274,7 @@ int run(const SddeArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm) {
   if (all[1] != -all[2])
     return fail(MPIX_ERR_ARG, format("%s: ranks asked for different algorithms (info or environment differ)", a.name));
   call.all_know_nnz = all[3] == -1;
+  if (call.all_know_nnz) MPIX_TRY(check_known_totals(a, call, comm->lib_comm));
   call.message_bytes = all[8] == -all[9] ? all[8] : -1;
 
   std::string reason = "asked for";

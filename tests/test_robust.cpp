@@ -1,0 +1,340 @@
+// Bad input under MPI's default error handlers (MPI_COMM_WORLD keeps
+// MPI_ERRORS_ARE_FATAL: mpi_main.cpp does not change it): every case returns an
+// error instead of aborting the job, no rank is left waiting, messages name the
+// call and the cause in words, and the communicator stays usable. Run at 2 to 5
+// ranks, with emulated nodes (MPIX_PPN) so that the locality-aware algorithms
+// have several nodes.
+#include <catch2/catch.hpp>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "core/error.hpp"
+#include "core/registry.hpp"
+#include "harness.hpp"
+
+using harness::all_ranks;
+using harness::Comm;
+using harness::message_has;
+
+namespace {
+
+std::string last_message() { return MPIX_Last_error_message(); }
+
+// No C++ source text in a message: no member names, calls or MPI constants.
+bool reads_as_words(const std::string& message) {
+  for (const char* source : {"requests_", ".data()", ".size()", "MPI_STATUS", "(int)", "&"})
+    if (message.find(source) != std::string::npos) return false;
+  return true;
+}
+
+// Alltoallv of ints where block i -> j holds i*100+j, one int per block; `extra`
+// changes what rank 0 sends to rank 1 (and `expect` what rank 1 expects from 0).
+struct Exchange {
+  int size = harness::world_size(), rank = harness::world_rank();
+  std::vector<int> send, recv, send_counts, send_displs, recv_counts, recv_displs;
+  Exchange(int sent_to_1 = 1, int expected_from_0 = 1) {
+    send_counts.assign(size, 1);
+    recv_counts.assign(size, 1);
+    if (rank == 0 && size > 1) send_counts[1] = sent_to_1;
+    if (rank == 1) recv_counts[0] = expected_from_0;
+    send_displs.resize(size);
+    recv_displs.resize(size);
+    int s = 0, r = 0;
+    for (int j = 0; j < size; ++j) {
+      send_displs[j] = s;
+      recv_displs[j] = r;
+      for (int k = 0; k < send_counts[j]; ++k) send.push_back(rank * 100 + j);
+      s += send_counts[j];
+      r += recv_counts[j];
+    }
+    recv.assign((std::size_t)r + 1, -1);  // one guard element
+  }
+  int run(MPIX_Info* info, MPIX_Comm* comm) {
+    return MPIX_Alltoallv(send.data(), send_counts.data(), send_displs.data(), MPI_INT, recv.data(),
+                          recv_counts.data(), recv_displs.data(), MPI_INT, info, comm);
+  }
+  bool correct() const {
+    for (int i = 0; i < size; ++i)
+      if (recv[(std::size_t)recv_displs[i]] != i * 100 + rank) return false;
+    return recv.back() == -1;
+  }
+};
+
+// Algorithms that learn the incoming sizes from metadata and check them.
+bool learns_sizes(const std::string& name) {
+  return name == "tuna" || name.rfind("tuna_hier", 0) == 0 || name == "node_aware";
+}
+
+std::vector<std::string> alltoallv_algorithms() {
+  std::vector<std::string> names;
+  for (const mpix::Algorithm& algorithm : mpix::algorithms())
+    if (algorithm.ops & mpix::kAlltoallv) names.push_back(algorithm.name);
+  return names;
+}
+
+}  // namespace
+
+TEST_CASE("counts that disagree: an error, never an abort or a hang, for every algorithm", "[abort]") {
+  Comm c;
+  if (harness::world_size() < 2) return;
+  const int rank = harness::world_rank();
+  for (const std::string& name : alltoallv_algorithms()) {
+    INFO("algorithm " << name);
+    harness::Info info{{"mpix_alltoallv_algorithm", name}};
+    Exchange good;
+    int rc = good.run(info.info, c.comm);
+    if (all_ranks(rc == MPIX_ERR_UNSUPPORTED)) continue;  // does not apply here
+    REQUIRE(all_ranks(rc == MPIX_SUCCESS));
+    CHECK(all_ranks(good.correct()));
+
+    // Rank 0 sends two ints to rank 1, which expects one: a truncation on rank 1.
+    Exchange larger(2, 1);
+    rc = larger.run(info.info, c.comm);
+    if (learns_sizes(name)) {
+      CHECK(all_ranks(rc == MPIX_ERR_ARG));
+      if (rank == 1) CHECK(message_has("rank 1 is sent 8 bytes by rank 0 where recvcounts says 4 bytes"));
+    } else if (rank == 1 && name != "pmpi") {
+      CHECK(rc == MPIX_ERR_ARG);
+      CHECK(message_has("from rank 0 larger than the receive posted for it"));
+    }
+    if (rank == 1 && rc != MPIX_SUCCESS) {
+      CHECK(message_has("MPIX_Alltoallv: "));
+      CHECK(reads_as_words(last_message()));
+    }
+    CHECK(larger.recv.back() == -1);  // nothing beyond the receive buffer
+
+    // Rank 0 sends one int to rank 1, which expects two.
+    Exchange smaller(1, 2);
+    rc = smaller.run(info.info, c.comm);
+    if (learns_sizes(name)) {
+      CHECK(all_ranks(rc == MPIX_ERR_ARG));
+      if (rank == 1) CHECK(message_has("rank 1 is sent 4 bytes by rank 0 where recvcounts says 8 bytes"));
+    }
+    CHECK(smaller.recv.back() == -1);
+
+    // The handlers swapped around the library's waits are the user's again.
+    MPI_Errhandler world;
+    MPI_Comm_get_errhandler(MPI_COMM_WORLD, &world);
+    CHECK(world == MPI_ERRORS_ARE_FATAL);
+    MPI_Errhandler_free(&world);
+
+    // Nothing of the failed calls is left in flight: the next exchange is right.
+    Exchange after;
+    CHECK(all_ranks(after.run(info.info, c.comm) == MPIX_SUCCESS));
+    CHECK(all_ranks(after.correct()));
+  }
+}
+
+TEST_CASE("alltoall block sizes that disagree fail on every rank, for every algorithm", "[abort]") {
+  Comm c;
+  const int size = harness::world_size(), rank = harness::world_rank();
+  if (size < 2) return;
+  for (const mpix::Algorithm& algorithm : mpix::algorithms()) {
+    if (!(algorithm.ops & mpix::kAlltoall)) continue;
+    INFO("algorithm " << algorithm.name);
+    harness::Info info{{"mpix_alltoall_algorithm", algorithm.name}};
+    // Rank 1 sends and receives blocks of two ints, the others of one.
+    const int count = rank == 1 ? 2 : 1;
+    std::vector<int> send((std::size_t)(size * count), rank), recv((std::size_t)(size * count) + 1, -1);
+    int rc = MPIX_Alltoall(send.data(), count, MPI_INT, recv.data(), count, MPI_INT, info.info, c.comm);
+    CHECK(all_ranks(rc == MPIX_ERR_ARG));
+    CHECK(message_has("MPIX_Alltoall: ranks give different block sizes"));
+    CHECK(recv.back() == -1);
+  }
+}
+
+TEST_CASE("MPI's error text: the function and the reason, no source", "[messages]") {
+  int rc = mpix::fail_mpi(MPI_ERR_TRUNCATE, "MPI_Waitall((int)requests_.size(), requests_.data(), MPI_STATUSES_IGNORE)");
+  CHECK(rc == MPIX_ERR_MPI);
+  CHECK(message_has("MPI_Waitall failed: "));
+  CHECK(reads_as_words(last_message()));
+  CHECK(last_message().find('\n') == std::string::npos);
+}
+
+TEST_CASE("intercommunicators are refused", "[comm]") {
+  const int size = harness::world_size(), rank = harness::world_rank();
+  if (size < 2) return;
+  MPI_Comm half = MPI_COMM_NULL, inter = MPI_COMM_NULL;
+  MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &half);
+  MPI_Intercomm_create(half, 0, MPI_COMM_WORLD, rank % 2 == 0 ? 1 : 0, 7, &inter);
+  MPIX_Comm* comm = nullptr;
+  CHECK(MPIX_Comm_init(&comm, inter) == MPIX_ERR_UNSUPPORTED);
+  CHECK(comm == nullptr);
+  CHECK(message_has("MPIX_Comm_init: mpi_comm is an intercommunicator"));
+  MPI_Comm_free(&inter);
+  MPI_Comm_free(&half);
+}
+
+TEST_CASE("node layouts that differ between ranks fail on every rank", "[comm]") {
+  const int size = harness::world_size(), rank = harness::world_rank();
+  if (size < 2) return;
+  Comm c;
+  int nodes_before = 0;
+  MPIX_Comm_locality(c.comm, &nodes_before, nullptr, nullptr, nullptr);
+
+  // MPIX_Comm_update_locality with different ppn.
+  CHECK(all_ranks(MPIX_Comm_update_locality(c.comm, rank == 0 ? 1 : 2) == MPIX_ERR_ARG));
+  CHECK(message_has("MPIX_Comm_update_locality: ranks give different node layouts"));
+  int nodes = 0;
+  MPIX_Comm_locality(c.comm, &nodes, nullptr, nullptr, nullptr);
+  CHECK(nodes == nodes_before);  // the layout it had
+  // Detected on some ranks, emulated on others.
+  CHECK(all_ranks(MPIX_Comm_update_locality(c.comm, rank == 0 ? 0 : 1) == MPIX_ERR_ARG));
+  harness::Info info{{"mpix_alltoallv_algorithm", "node_aware"}};
+  Exchange after;
+  CHECK(all_ranks(after.run(info.info, c.comm) == MPIX_SUCCESS));
+  CHECK(all_ranks(after.correct()));
+  CHECK(all_ranks(MPIX_Comm_update_locality(c.comm, 1) == MPIX_SUCCESS));
+
+  // MPIX_PPN, different or malformed on one rank, at init.
+  const char* saved = std::getenv("MPIX_PPN");
+  std::string saved_value = saved ? saved : "";
+  for (const char* odd : {"1", "two"}) {
+    INFO("MPIX_PPN on rank 0: " << odd);
+    setenv("MPIX_PPN", rank == 0 ? odd : "2", 1);
+    MPIX_Comm* comm = nullptr;
+    int rc = MPIX_Comm_init(&comm, MPI_COMM_WORLD);
+    CHECK(all_ranks(rc == MPIX_ERR_ARG));
+    CHECK(comm == nullptr);
+    if (rc == MPIX_SUCCESS) MPIX_Comm_free(&comm);
+  }
+  if (saved) setenv("MPIX_PPN", saved_value.c_str(), 1); else unsetenv("MPIX_PPN");
+}
+
+namespace {
+
+// Rank r sends one int to r+1 and r+2 (fewer when there are fewer ranks).
+struct SparseExchange {
+  int size = harness::world_size(), rank = harness::world_rank();
+  std::vector<int> dest, vals, counts, displs;
+  SparseExchange() {
+    for (int d = 1; d <= std::min(2, size - 1); ++d) {
+      dest.push_back((rank + d) % size);
+      vals.push_back(rank * 100 + dest.back());
+      counts.push_back(1);
+      displs.push_back((int)displs.size());
+    }
+  }
+  int senders() const { return (int)dest.size(); }
+  // Every source r - d sent rank*... : the values are checked by source.
+  bool correct(int nnz, const int* src, const int* recvvals) const {
+    if (nnz != senders()) return false;
+    for (int i = 0; i < nnz; ++i)
+      if (recvvals[i] != src[i] * 100 + rank) return false;
+    return true;
+  }
+};
+
+std::vector<std::string> sdde_algorithms(mpix::Op op) {
+  std::vector<std::string> names;
+  for (const mpix::Algorithm& algorithm : mpix::algorithms())
+    if (algorithm.ops & op) names.push_back(algorithm.name);
+  return names;
+}
+
+}  // namespace
+
+TEST_CASE("SDDE: recv_nnz and recv_size are outputs; values passed in are ignored", "[sdde]") {
+  Comm c;
+  SparseExchange ex;
+  for (int garbage : {-1, 0, 32000}) {
+    for (const std::string& name : sdde_algorithms(mpix::kAlltoallCrs)) {
+      INFO("alltoall_crs " << name << ", recv_nnz passed in " << garbage);
+      harness::Info info{{"mpix_alltoall_crs_algorithm", name}};
+      int recv_nnz = garbage, *src = nullptr;
+      void* recvvals = nullptr;
+      int rc = MPIX_Alltoall_crs(ex.senders(), ex.dest.data(), 1, MPI_INT, ex.vals.data(), &recv_nnz, &src, 1,
+                                 MPI_INT, &recvvals, info.info, c.comm);
+      CHECK(all_ranks(rc == MPIX_SUCCESS));
+      if (rc == MPIX_SUCCESS) CHECK(all_ranks(ex.correct(recv_nnz, src, (const int*)recvvals)));
+      MPIX_Free(src);
+      MPIX_Free(recvvals);
+    }
+    for (const std::string& name : sdde_algorithms(mpix::kAlltoallvCrs)) {
+      INFO("alltoallv_crs " << name << ", recv_nnz and recv_size passed in " << garbage);
+      harness::Info info{{"mpix_alltoallv_crs_algorithm", name}};
+      int recv_nnz = garbage, recv_size = garbage, *src = nullptr, *counts = nullptr, *displs = nullptr;
+      void* recvvals = nullptr;
+      int rc = MPIX_Alltoallv_crs(ex.senders(), ex.senders(), ex.dest.data(), ex.counts.data(), ex.displs.data(),
+                                  MPI_INT, ex.vals.data(), &recv_nnz, &recv_size, &src, &counts, &displs, MPI_INT,
+                                  &recvvals, info.info, c.comm);
+      CHECK(all_ranks(rc == MPIX_SUCCESS));
+      if (rc == MPIX_SUCCESS) {
+        CHECK(recv_size == ex.senders());
+        std::vector<int> in_order(recv_nnz);
+        for (int i = 0; i < recv_nnz; ++i) in_order[i] = ((const int*)recvvals)[displs[i]];
+        CHECK(all_ranks(ex.correct(recv_nnz, src, in_order.data())));
+      }
+      for (void* p : {(void*)src, (void*)counts, (void*)displs, recvvals}) MPIX_Free(p);
+    }
+  }
+}
+
+TEST_CASE("SDDE: mpix_recv_counts_known=true uses the values, and wrong totals fail everywhere", "[sdde]") {
+  Comm c;
+  SparseExchange ex;
+  harness::Info known{{"mpix_recv_counts_known", "true"}};
+  for (const std::string& name : sdde_algorithms(mpix::kAlltoallCrs)) {
+    INFO("alltoall_crs " << name);
+    known.set("mpix_alltoall_crs_algorithm", name);
+    for (int wrong : {0, 1}) {
+      int recv_nnz = ex.senders() + (wrong && ex.rank == 0 ? 31999 : 0), *src = nullptr;
+      void* recvvals = nullptr;
+      int rc = MPIX_Alltoall_crs(ex.senders(), ex.dest.data(), 1, MPI_INT, ex.vals.data(), &recv_nnz, &src, 1,
+                                 MPI_INT, &recvvals, known.info, c.comm);
+      if (wrong) {
+        CHECK(all_ranks(rc == MPIX_ERR_ARG));
+        CHECK(message_has("mpix_recv_counts_known=true, but the recv_nnz passed in add up to"));
+      } else {
+        CHECK(all_ranks(rc == MPIX_SUCCESS));
+        if (rc == MPIX_SUCCESS) CHECK(all_ranks(ex.correct(recv_nnz, src, (const int*)recvvals)));
+      }
+      MPIX_Free(src);
+      MPIX_Free(recvvals);
+    }
+    int negative = -1, *src = nullptr;
+    void* recvvals = nullptr;
+    CHECK(all_ranks(MPIX_Alltoall_crs(ex.senders(), ex.dest.data(), 1, MPI_INT, ex.vals.data(), &negative, &src,
+                                      1, MPI_INT, &recvvals, known.info, c.comm) == MPIX_ERR_ARG));
+  }
+  for (const std::string& name : sdde_algorithms(mpix::kAlltoallvCrs)) {
+    INFO("alltoallv_crs " << name);
+    known.set("mpix_alltoallv_crs_algorithm", name);
+    int recv_nnz = ex.senders(), recv_size = ex.senders() + (ex.rank == 0 ? 5 : 0);
+    int *src = nullptr, *counts = nullptr, *displs = nullptr;
+    void* recvvals = nullptr;
+    int rc = MPIX_Alltoallv_crs(ex.senders(), ex.senders(), ex.dest.data(), ex.counts.data(), ex.displs.data(),
+                                MPI_INT, ex.vals.data(), &recv_nnz, &recv_size, &src, &counts, &displs, MPI_INT,
+                                &recvvals, known.info, c.comm);
+    CHECK(all_ranks(rc == MPIX_ERR_ARG));
+    CHECK(message_has("the recv_size passed in add up to"));
+  }
+}
+
+TEST_CASE("SDDE: a message of 4 GiB is refused before anything is sent", "[sdde]") {
+  Comm c;
+  const int size = harness::world_size(), rank = harness::world_rank();
+  if (size < 2) return;
+  MPI_Datatype mib;
+  MPI_Type_contiguous(1 << 20, MPI_BYTE, &mib);
+  MPI_Type_commit(&mib);
+  char small[16] = {0};  // never read: the call fails before sending
+  for (const char* name : {"personalized", "nonblocking"}) {
+    INFO("algorithm " << name);
+    harness::Info info{{"mpix_alltoall_crs_algorithm", name}};
+    int dest = (rank + 1) % size, recv_nnz = 0, *src = nullptr;
+    void* recvvals = nullptr;
+    // Rank 0 sends 4096 MiB to rank 1; the others send nothing.
+    int rc = MPIX_Alltoall_crs(rank == 0 ? 1 : 0, &dest, 4096, mib, small, &recv_nnz, &src, 4096, mib, &recvvals,
+                               info.info, c.comm);
+    if (rank == 0) {
+      CHECK(rc == MPIX_ERR_UNSUPPORTED);
+      CHECK(message_has("MPIX_Alltoall_crs: the message to rank 1 (dest[0]) has 4294967296 bytes"));
+    }
+    CHECK(all_ranks(rc != MPIX_SUCCESS));
+  }
+  MPI_Type_free(&mib);
+}
