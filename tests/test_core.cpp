@@ -2,6 +2,7 @@
 // and the communicator stays usable), locality and its emulation, persistent
 // request semantics, isolation of the library's traffic, the scratch pool.
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <unistd.h>
@@ -535,4 +536,67 @@ TEST_CASE("direct-copy algorithms are unavailable under simulation only", "[regi
     CHECK(algorithm.needs == 0u);
     CHECK(mpix::unavailable_reason(algorithm, true).empty());
   }
+}
+
+// ipc_hybrid's direct copies (src/gpu): inside a node the blocks go without
+// messages when CMA is permitted, all by messages with MPIX_CMA=off; block sizes
+// that disagree between the two ranks of a direct pair fail on every rank before
+// anything is copied; a malformed MPIX_CMA fails on every rank.
+TEST_CASE("ipc_hybrid: direct copies, CMA off, disagreeing sizes", "[ipc]") {
+  const int size = harness::world_size(), rank = harness::world_rank();
+  const int block = 1024;  // ints: 4 KiB per block
+  std::vector<int> send((std::size_t)size * block), recv((std::size_t)size * block, -1);
+  for (int j = 0; j < size; ++j)
+    for (int k = 0; k < block; ++k) send[(std::size_t)j * block + k] = rank * 1000003 + j * 7 + k;
+  harness::Info info{{"mpix_alltoall_algorithm", "ipc_hybrid"}, {"mpix_ipc_threshold", "0"}};
+  for (const char* setting : {"write", "read", "off"}) {
+    setenv("MPIX_CMA", setting, 1);
+    Comm guard;
+    int local_size = 0;
+    MPIX_Comm_locality(guard.comm, nullptr, nullptr, &local_size, nullptr);
+    MPIX_Request* request = nullptr;
+    REQUIRE(MPIX_Alltoall_plan(send.data(), block, MPI_INT, recv.data(), block, MPI_INT, info.info, guard.comm,
+                               &request) == MPIX_SUCCESS);
+    for (int start = 0; start < 2; ++start) {
+      std::fill(recv.begin(), recv.end(), -1);
+      REQUIRE(MPIX_Start(request) == MPIX_SUCCESS);
+      REQUIRE(MPIX_Wait(request, MPI_STATUS_IGNORE) == MPIX_SUCCESS);
+      bool ok = true;
+      for (int i = 0; i < size; ++i)
+        for (int k = 0; k < block; ++k) ok = ok && recv[(std::size_t)i * block + k] == i * 1000003 + rank * 7 + k;
+      CHECK(all_ranks(ok));
+    }
+    const bool cma = guard.comm->direct_copy.cma();
+    INFO("MPIX_CMA=" << setting << ", CMA " << (cma ? "on" : "off: " + guard.comm->direct_copy.cma_off_reason()));
+    CHECK(cma == (std::string(setting) != "off"));
+    CHECK(request->plan->stats.messages == (cma ? size - local_size : size - 1));
+    MPIX_Request_free(&request);
+    unsetenv("MPIX_CMA");
+  }
+
+  // Rank 1 sends two ints to rank 0, which expects one: a direct pair (one node).
+  Comm guard;
+  int local_size = 0;
+  MPIX_Comm_locality(guard.comm, nullptr, nullptr, &local_size, nullptr);
+  if (size >= 2 && local_size >= 2 && guard.comm->direct_copy.cma()) {
+    std::vector<int> counts(size, 1), displs(size), rcounts(size, 1);
+    for (int j = 0; j < size; ++j) displs[j] = 2 * j;
+    if (rank == 1) counts[0] = 2;
+    std::vector<int> out(2 * size, 0), in(2 * size + 1, -1);
+    harness::Info v{{"mpix_alltoallv_algorithm", "ipc_hybrid"}, {"mpix_ipc_threshold", "0"}};
+    int rc = MPIX_Alltoallv(out.data(), counts.data(), displs.data(), MPI_INT, in.data(), rcounts.data(),
+                            displs.data(), MPI_INT, v.info, guard.comm);
+    CHECK(rc == MPIX_ERR_ARG);
+    CHECK(in[2 * size] == -1);
+    if (rank == 0) CHECK(in[1] == -1);  // nothing written beyond the expected block
+  }
+
+  setenv("MPIX_CMA", "sideways", 1);
+  {
+    Comm bad;
+    int rc = MPIX_Alltoall(send.data(), block, MPI_INT, recv.data(), block, MPI_INT, info.info, bad.comm);
+    CHECK(rc == MPIX_ERR_ARG);
+    CHECK(message_has("MPIX_CMA=sideways"));
+  }
+  unsetenv("MPIX_CMA");
 }

@@ -26,6 +26,8 @@ int create_tuna_hier_staggered(const PlanContext&, std::unique_ptr<Plan>*);
 int create_tuna_hier_coalesced(const PlanContext&, std::unique_ptr<Plan>*);
 // src/alltoallv/node_aware.cpp
 int create_node_aware(const PlanContext&, std::unique_ptr<Plan>*);
+// src/alltoallv/ipc_hybrid.cpp
+int create_ipc_hybrid(const PlanContext&, std::unique_ptr<Plan>*);
 
 // SDDE (MPIX_Alltoall(v)_crs): src/sdde/direct.cpp
 int run_sdde_personalized(SddeContext&);

@@ -6,6 +6,7 @@
 #include <set>
 #include <string>
 
+#include "../gpu/direct_copy.hpp"
 #include "../topology/locality.hpp"
 #include "scratch.hpp"
 #include "tuning.hpp"
@@ -47,6 +48,7 @@ struct MPIX_Comm_s {
   std::set<std::string> verbose_reported;  // operations whose choice MPIX_VERBOSE reported
   mpix::SddeStats sdde_stats;    // of the last SDDE call
   mpix::SddeWindow sdde_window;  // of the rma SDDE algorithm
+  mpix::DirectCopy direct_copy;  // pids, CMA permission, CUDA IPC handles (ipc_hybrid)
 
   // Each plan gets 8 tags of its own, so that plans active at the same time on one
   // communicator never match each other's messages. Plans are created collectively

@@ -13,7 +13,7 @@ struct MPIX_Info_s;
 
 namespace mpix {
 
-enum class Param { radix, block_count, stride, max_queue, segment_bytes, seed };
+enum class Param { radix, block_count, stride, max_queue, segment_bytes, seed, ipc_threshold, memcpy_threshold };
 const char* param_key(Param param);
 
 // Parameter values of one call, after info > environment > default.
@@ -25,6 +25,11 @@ struct Params {
   int max_queue = 64;      // requests in flight for randomized sendrecv
   long long segment_bytes = 8192;
   unsigned long long seed = 0;  // default: the communicator size, as in paper 002
+  // ipc_hybrid (paper 004, III-A): blocks below ipc_threshold bytes go by messages;
+  // device copies of memcpy_threshold bytes and more use cudaMemcpyAsync, smaller
+  // ones a copy kernel (the paper's 512 KiB).
+  long long ipc_threshold = 8192;
+  long long memcpy_threshold = 512 * 1024;
 };
 
 // Resolves the parameters `used` for a communicator of `comm_size` ranks; fails with
@@ -57,7 +62,7 @@ enum Need : unsigned {
   // attach (process_vm_readv/writev) for host memory, CUDA IPC for device memory.
   // SimGrid's SMPI runs every simulated rank in one process and models no such
   // copy, so these algorithms do not apply in the simulated build (MPIX_SIMULATED).
-  // None is implemented yet; the planned ipc_hybrid will need it.
+  // ipc_hybrid (src/alltoallv/ipc_hybrid.cpp) needs it.
   kNeedsDirectCopy = 1u << 0,
 };
 
