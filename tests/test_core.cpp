@@ -15,6 +15,11 @@
 #include "core/comm.hpp"
 #include "core/registry.hpp"
 #include "core/request.hpp"
+#include "gpu/device.hpp"
+#include "gpu/staging.hpp"
+#ifdef MPIX_HAVE_CUDA
+#include <cuda_runtime.h>
+#endif
 #include "harness.hpp"
 
 using harness::all_ranks;
@@ -600,4 +605,56 @@ TEST_CASE("ipc_hybrid: direct copies, CMA off, disagreeing sizes", "[ipc]") {
     CHECK(message_has("MPIX_CMA=sideways"));
   }
   unsetenv("MPIX_CMA");
+}
+
+// Memory types and device buffers. Host memory is always recognised as such (also
+// in CUDA builds on a machine without a GPU or driver: not an error). The device
+// part needs a GPU: without one it says why and checks nothing more.
+TEST_CASE("memory types; device buffers through every algorithm", "[device]") {
+  std::vector<int> host(16);
+  CHECK(mpix::memory_type(host.data()) == mpix::MemoryType::host);
+  CHECK(mpix::memory_type(nullptr) == mpix::MemoryType::host);
+  bool aware = true;
+  harness::Info no{{"mpix_cuda_aware", "false"}}, yes{{"mpix_cuda_aware", "true"}};
+  REQUIRE(mpix::mpi_cuda_aware(no.info, &aware) == MPIX_SUCCESS);
+  CHECK(!aware);
+  REQUIRE(mpix::mpi_cuda_aware(yes.info, &aware) == MPIX_SUCCESS);
+  CHECK(aware);
+  if (!mpix::device_available()) {
+    if (harness::world_rank() == 0)
+      std::printf("SKIPPED: device buffer tests: %s\n", mpix::device_unavailable_reason().c_str());
+    return;
+  }
+#ifdef MPIX_HAVE_CUDA
+  const int size = harness::world_size(), rank = harness::world_rank();
+  const int block = 256;
+  std::vector<int> send((std::size_t)size * block), recv((std::size_t)size * block);
+  for (int j = 0; j < size; ++j)
+    for (int k = 0; k < block; ++k) send[(std::size_t)j * block + k] = rank * 100003 + j * 7 + k;
+  void *dsend = nullptr, *drecv = nullptr;
+  REQUIRE(cudaMalloc(&dsend, send.size() * sizeof(int)) == cudaSuccess);
+  REQUIRE(cudaMalloc(&drecv, recv.size() * sizeof(int)) == cudaSuccess);
+  CHECK(mpix::memory_type(dsend) == mpix::MemoryType::device);
+  cudaMemcpy(dsend, send.data(), send.size() * sizeof(int), cudaMemcpyHostToDevice);
+  Comm guard;
+  for (const std::string& name : mpix::algorithm_names(mpix::kAlltoall)) {
+    INFO(name);
+    harness::Info info{{"mpix_alltoall_algorithm", name}, {"mpix_ipc_threshold", "0"}};
+    cudaMemset(drecv, 0xff, recv.size() * sizeof(int));
+    int rc = MPIX_Alltoall(dsend, block, MPI_INT, drecv, block, MPI_INT, info.info, guard.comm);
+    // ipc_hybrid refuses (on every rank) what it cannot move and says why.
+    if (name == "ipc_hybrid" && rc == MPIX_ERR_UNSUPPORTED) {
+      CHECK(message_has("ipc_hybrid"));
+      continue;
+    }
+    REQUIRE(rc == MPIX_SUCCESS);
+    cudaMemcpy(recv.data(), drecv, recv.size() * sizeof(int), cudaMemcpyDeviceToHost);
+    bool ok = true;
+    for (int i = 0; i < size; ++i)
+      for (int k = 0; k < block; ++k) ok = ok && recv[(std::size_t)i * block + k] == i * 100003 + rank * 7 + k;
+    CHECK(all_ranks(ok));
+  }
+  cudaFree(dsend);
+  cudaFree(drecv);
+#endif
 }

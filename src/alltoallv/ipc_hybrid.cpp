@@ -33,7 +33,9 @@
 #include "../core/comm.hpp"
 #include "../core/error.hpp"
 #include "../core/schedule.hpp"
+#include "../gpu/device.hpp"
 #include "../gpu/direct_copy.hpp"
+#include "../gpu/staging.hpp"
 #include "bruck.hpp"
 
 namespace mpix {
@@ -47,6 +49,7 @@ class IpcHybrid : public Plan {
     ex_ = context.exchange;
     comm_ = context.mpi_comm;
     tag_ = context.tag;
+    info_ = context.info;
     memcpy_threshold_ = context.params.memcpy_threshold;
     MPIX_Comm_s* comm = context.comm;
     Locality& loc = comm->locality;
@@ -106,29 +109,6 @@ class IpcHybrid : public Plan {
     MPIX_TRY(loc.node_comm(&node_comm));
     MPIX_TRY(gather_exposures(node_comm, mine));
 
-    // Every pair's sizes must agree before anything is copied: a copy trusts the
-    // exposed length. Collective on the whole communicator, so that all ranks fail
-    // together (a node that gave up would leave the others waiting for messages).
-    int bad_peer = -1;
-    for (int j = 0; j < q && bad_peer < 0; ++j) {
-      bool copies = write ? direct_out_[j] : direct_in_[j];
-      if (!copies) continue;
-      long long bytes = write ? ex_.send.block_bytes(members_[j]) : ex_.recv.block_bytes(members_[j]);
-      if (!peer_exposure_[j].address && bytes > 0) bad_peer = j;
-      else if (peer_exposure_[j].bytes != bytes) bad_peer = j;
-    }
-    int local_bad = bad_peer >= 0, any_bad = 0;
-    MPIX_CHECK_MPI(MPI_Allreduce(&local_bad, &any_bad, 1, MPI_INT, MPI_MAX, comm_));
-    if (local_bad) {
-      int peer = members_[bad_peer];
-      return fail(MPIX_ERR_ARG,
-                  format("ipc_hybrid: rank %d %s %lld bytes for rank %d, which %s %lld", me,
-                         write ? "sends" : "receives",
-                         write ? ex_.send.block_bytes(peer) : ex_.recv.block_bytes(peer), peer,
-                         write ? "expects" : "sends", (long long)peer_exposure_[bad_peer].bytes));
-    }
-    if (any_bad) return fail(MPIX_ERR_ARG, "ipc_hybrid: block sizes disagree between other ranks of a node");
-
     // The messages: every block that is not copied (other nodes, small blocks,
     // unreachable peers), inter-node ones first.
     std::vector<int> order;
@@ -140,6 +120,31 @@ class IpcHybrid : public Plan {
       if (!(same_node && direct_in_[j]) && ex_.recv.block_bytes(peer) > 0) recv_peers_.push_back(peer);
       if (!(same_node && direct_out_[j]) && ex_.send.block_bytes(peer) > 0) send_peers_.push_back(peer);
     }
+
+    // Before anything is copied, on the whole communicator (a node that gave up
+    // would leave the others waiting for its messages), so that all ranks fail
+    // together: every direct pair's sizes agree (a copy trusts the exposed length),
+    // and device memory is something this rank can move.
+    int code = MPIX_SUCCESS;
+    std::string why;
+    for (int j = 0; j < q && code == MPIX_SUCCESS; ++j) {
+      if (!(write ? direct_out_[j] : direct_in_[j])) continue;
+      const int peer = members_[j];
+      long long bytes = write ? ex_.send.block_bytes(peer) : ex_.recv.block_bytes(peer);
+      if (peer_exposure_[j].bytes != bytes) {
+        code = MPIX_ERR_ARG;
+        why = format("ipc_hybrid: rank %d %s %lld bytes for rank %d, which %s %lld", me, write ? "sends" : "receives",
+                     bytes, peer, write ? "expects" : "sends", (long long)peer_exposure_[j].bytes);
+      }
+    }
+    if (code == MPIX_SUCCESS && device) MPIX_TRY(check_device(&code, &why));
+    int all_code = 0;
+    MPIX_CHECK_MPI(MPI_Allreduce(&code, &all_code, 1, MPI_INT, MPI_MAX, comm_));
+    if (code != MPIX_SUCCESS) return fail(code, why);
+    if (all_code != MPIX_SUCCESS)
+      return fail(all_code, "ipc_hybrid: another rank refused the exchange (block sizes of a node pair disagree, "
+                            "or device memory it cannot move)");
+    device_ = device;
     init_stats.scratch_bytes = send_runs_.staging_bytes() + recv_runs_.staging_bytes() + own_staging_.size();
     return MPIX_SUCCESS;
   }
@@ -177,7 +182,9 @@ class IpcHybrid : public Plan {
   }
 
   int wait() override {
-    int rc = copy_block(ex_.send.block(ex_.rank), ex_.recv.block(ex_.rank), own_staging_.data(), comm_);
+    int rc = device_ ? device_memcpy(ex_.recv.block(ex_.rank).first_byte(), ex_.send.block(ex_.rank).first_byte(),
+                                     (std::size_t)ex_.send.block_bytes(ex_.rank))
+                     : copy_block(ex_.send.block(ex_.rank), ex_.recv.block(ex_.rank), own_staging_.data(), comm_);
     const bool write = direction_ == CopyDirection::write;
     const int q = (int)members_.size();
     for (int i = 1; i < q; ++i) {
@@ -207,6 +214,35 @@ class IpcHybrid : public Plan {
   }
 
  private:
+  // Device memory: blocks go by CUDA IPC or, between nodes and below the
+  // threshold, as messages from device memory, which needs a CUDA-aware MPI;
+  // blocks are copied as runs of bytes, so the datatypes must be contiguous.
+  int check_device(int* code, std::string* why) {
+    bool aware = false;
+    MPIX_TRY(mpi_cuda_aware(info_, &aware));
+    if ((!send_peers_.empty() || !recv_peers_.empty()) && !aware) {
+      *code = MPIX_ERR_UNSUPPORTED;
+      *why = "ipc_hybrid: device buffers and blocks that go by messages (between nodes or below "
+             "mpix_ipc_threshold), but the MPI library is not CUDA-aware (MPIX_Query_cuda_support; "
+             "mpix_cuda_aware=true overrides)";
+      return MPIX_SUCCESS;
+    }
+    for (int peer = 0; peer < ex_.size; ++peer) {
+      if ((ex_.send.block_bytes(peer) > 0 && !ex_.send.block(peer).contiguous()) ||
+          (ex_.recv.block_bytes(peer) > 0 && !ex_.recv.block(peer).contiguous())) {
+        *code = MPIX_ERR_UNSUPPORTED;
+        *why = "ipc_hybrid: device buffers with a non-contiguous datatype (packing device memory is not "
+               "implemented; the other algorithms stage such buffers through host memory)";
+        return MPIX_SUCCESS;
+      }
+    }
+    if (!device_available()) {
+      *code = MPIX_ERR_DEVICE;
+      *why = "ipc_hybrid: device buffers but " + device_unavailable_reason();
+    }
+    return MPIX_SUCCESS;
+  }
+
   // Fills peer_exposure_[j]: what this rank reaches at node peer j.
   int gather_exposures(MPI_Comm node_comm, const std::vector<Exposure>& mine) {
     const int q = (int)members_.size();
@@ -278,6 +314,8 @@ class IpcHybrid : public Plan {
   MemoryType send_type_ = MemoryType::host, recv_type_ = MemoryType::host;
   DirectCopy* direct_copy_ = nullptr;
   CopyDirection direction_ = CopyDirection::write;
+  bool device_ = false;
+  const MPIX_Info_s* info_ = nullptr;  // the call's hints (mpix_cuda_aware), during init
   std::vector<bool> direct_out_, direct_in_;  // by local rank
   ByteSide send_runs_, recv_runs_;
   ScratchBuffer own_staging_;

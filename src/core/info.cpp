@@ -28,6 +28,7 @@ const std::vector<KeySpec>& info_keys() {
       {"mpix_memcpy_threshold", KeyKind::non_negative, 0},
       {"mpix_tuning_file", KeyKind::path, 0},
       {"mpix_check_args", KeyKind::boolean, 0},
+      {"mpix_cuda_aware", KeyKind::boolean, 0},
   };
   return keys;
 }

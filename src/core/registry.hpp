@@ -45,6 +45,7 @@ struct PlanContext {
   int tag = 0;                        // first of the plan's 8 tags
   Exchange exchange;
   Params params;
+  const MPIX_Info_s* info = nullptr;  // the call's hints (mpix_cuda_aware), during create only
 };
 
 using Factory = int (*)(const PlanContext& context, std::unique_ptr<Plan>* plan);

@@ -244,4 +244,9 @@ int device_copy_to_device(void* device, const void* host, std::size_t bytes) {
   return MPIX_SUCCESS;
 }
 
+int device_memcpy(void* to, const void* from, std::size_t bytes) {
+  if (bytes) MPIX_CHECK_CUDA(cudaMemcpy(to, from, bytes, cudaMemcpyDefault));
+  return MPIX_SUCCESS;
+}
+
 }  // namespace mpix

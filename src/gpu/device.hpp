@@ -32,5 +32,7 @@ int device_host_alloc(std::size_t bytes, void** ptr);  // pinned
 void device_host_free(void* ptr);
 int device_copy_to_host(void* host, const void* device, std::size_t bytes);
 int device_copy_to_device(void* device, const void* host, std::size_t bytes);
+// A copy between any two buffers of this process (cudaMemcpyDefault).
+int device_memcpy(void* to, const void* from, std::size_t bytes);
 
 }  // namespace mpix

@@ -31,5 +31,6 @@ int device_host_alloc(std::size_t, void** ptr) {
 void device_host_free(void*) {}
 int device_copy_to_host(void*, const void*, std::size_t) { return no_device("cudaMemcpy"); }
 int device_copy_to_device(void*, const void*, std::size_t) { return no_device("cudaMemcpy"); }
+int device_memcpy(void*, const void*, std::size_t) { return no_device("cudaMemcpy"); }
 
 }  // namespace mpix
