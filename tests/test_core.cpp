@@ -658,3 +658,70 @@ TEST_CASE("memory types; device buffers through every algorithm", "[device]") {
   cudaFree(drecv);
 #endif
 }
+
+// Regions inside nodes: detected (whatever the hardware says, a partition of the
+// node) and emulated with sizes that divide the node and that do not (the last
+// region of a node smaller), on emulated nodes of several sizes; the region
+// communicator matches; values that differ between ranks fail on every rank.
+TEST_CASE("regions: detection, emulation, agreement", "[regions]") {
+  const int size = harness::world_size(), rank = harness::world_rank();
+  Comm guard;
+  for (int ppn : {0, 1, 2, 3, 4}) {
+    REQUIRE(MPIX_Comm_update_locality(guard.comm, ppn) == MPIX_SUCCESS);
+    int local_size = 0, local_rank = 0;
+    MPIX_Comm_locality(guard.comm, nullptr, nullptr, &local_size, &local_rank);
+    for (int per_region : {0, 1, 2, 3}) {
+      INFO("ppn=" << ppn << " ranks_per_region=" << per_region);
+      REQUIRE(MPIX_Comm_update_regions(guard.comm, per_region) == MPIX_SUCCESS);
+      int regions = 0, region = -1, region_size = 0, region_rank = -1;
+      REQUIRE(MPIX_Comm_region(guard.comm, &regions, &region, &region_size, &region_rank) == MPIX_SUCCESS);
+      CHECK(regions >= 1);
+      CHECK(region >= 0);
+      CHECK(region < regions);
+      CHECK(region_rank >= 0);
+      CHECK(region_rank < region_size);
+      if (per_region > 0) {
+        CHECK(regions == (local_size + per_region - 1) / per_region);
+        CHECK(region == local_rank / per_region);
+        CHECK(region_rank == local_rank % per_region);
+        CHECK(region_size == std::min(per_region, local_size - region * per_region));
+      }
+      MPI_Comm region_comm = MPI_COMM_NULL;
+      REQUIRE(guard.comm->regions.region_comm(&region_comm) == MPIX_SUCCESS);
+      int comm_size = 0, comm_rank = 0;
+      MPI_Comm_size(region_comm, &comm_size);
+      MPI_Comm_rank(region_comm, &comm_rank);
+      CHECK(comm_size == region_size);
+      CHECK(comm_rank == region_rank);
+    }
+  }
+  REQUIRE(MPIX_Comm_update_locality(guard.comm, 0) == MPIX_SUCCESS);
+  if (size > 1) {
+    int rc = MPIX_Comm_update_regions(guard.comm, rank == 0 ? 2 : 3);
+    CHECK(rc == MPIX_ERR_ARG);
+    CHECK(message_has("ranks_per_region"));
+  }
+  // Still usable, and the layout survives a node update.
+  REQUIRE(MPIX_Comm_update_regions(guard.comm, 1) == MPIX_SUCCESS);
+  REQUIRE(MPIX_Comm_update_locality(guard.comm, 2) == MPIX_SUCCESS);
+  int region_size = 0;
+  MPIX_Comm_region(guard.comm, nullptr, nullptr, &region_size, nullptr);
+  CHECK(region_size == 1);
+  SmallExchange ex;
+  CHECK(ex.run(nullptr, guard.comm) == MPIX_SUCCESS);
+  CHECK(all_ranks(ex.correct()));
+
+  setenv("MPIX_REGION_SIZE", "two", 1);
+  MPIX_Comm* bad = nullptr;
+  CHECK(MPIX_Comm_init(&bad, MPI_COMM_WORLD) == MPIX_ERR_ARG);
+  CHECK(message_has("MPIX_REGION_SIZE"));
+  CHECK(bad == nullptr);
+  setenv("MPIX_REGION_SIZE", "2", 1);
+  Comm from_env;
+  int per = 0;
+  MPIX_Comm_region(from_env.comm, nullptr, nullptr, &per, nullptr);
+  int local_size = 0;
+  MPIX_Comm_locality(from_env.comm, nullptr, nullptr, &local_size, nullptr);
+  CHECK(from_env.comm->regions.ranks_per_region() == 2);
+  unsetenv("MPIX_REGION_SIZE");
+}

@@ -44,6 +44,11 @@ extern "C" int MPIX_Comm_init(MPIX_Comm** comm, MPI_Comm mpi_comm) {
   MPI_Comm_get_attr(c->lib_comm, MPI_TAG_UB, &tag_ub, &has_tag_ub);
   if (has_tag_ub && *tag_ub >= 32767) c->tag_slots = ((unsigned long long)*tag_ub + 1) / 8;
   if (rc == MPIX_SUCCESS) rc = c->locality.init(c->lib_comm, ppn);
+  // Regions come after the nodes; the environment is read on every rank so that
+  // all take part in the agreement even when one has a malformed value.
+  int ranks_per_region = 0;
+  region_size_from_environment(&ranks_per_region);  // a malformed value fails in init, everywhere
+  if (rc == MPIX_SUCCESS) rc = c->regions.init(c->lib_comm, c->locality, ranks_per_region);
   if (rc != MPIX_SUCCESS) {
     MPIX_Comm_free(&c);
     return rc;
@@ -58,6 +63,7 @@ extern "C" int MPIX_Comm_free(MPIX_Comm** comm) {
   if (c->live_requests > 0)
     return fail(MPIX_ERR_ARG, format("MPIX_Comm_free: %d persistent request(s) still use this communicator; "
                                      "free them first", c->live_requests));
+  c->regions.free_comms();
   c->locality.free_comms();
   if (c->sdde_window.win != MPI_WIN_NULL) MPI_Win_free(&c->sdde_window.win);  // SDDE rma
   if (c->lib_comm != MPI_COMM_NULL) MPI_Comm_free(&c->lib_comm);
@@ -72,7 +78,9 @@ extern "C" int MPIX_Comm_update_locality(MPIX_Comm* comm, int ppn) {
   if (comm->live_requests > 0)
     return fail(MPIX_ERR_ARG, format("MPIX_Comm_update_locality: %d persistent request(s) still use this "
                                      "communicator's node layout; free them first", comm->live_requests));
-  return comm->locality.init(comm->lib_comm, ppn);
+  MPIX_TRY(comm->locality.init(comm->lib_comm, ppn));
+  // The regions live inside the nodes: rebuilt on the new nodes, with their setting.
+  return comm->regions.init(comm->lib_comm, comm->locality, comm->regions.ranks_per_region());
 }
 
 extern "C" int MPIX_Comm_locality(const MPIX_Comm* comm, int* num_nodes, int* node,

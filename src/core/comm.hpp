@@ -8,6 +8,7 @@
 
 #include "../gpu/direct_copy.hpp"
 #include "../topology/locality.hpp"
+#include "../topology/regions.hpp"
 #include "scratch.hpp"
 #include "tuning.hpp"
 
@@ -40,6 +41,7 @@ struct MPIX_Comm_s {
   MPI_Comm lib_comm = MPI_COMM_NULL;
   int size = 0, rank = 0;
   mpix::Locality locality;
+  mpix::Regions regions;  // inside each node (src/topology/regions.hpp)
   mpix::ScratchPool scratch;
   unsigned long long plans_created = 0;
   unsigned long long tag_slots = 4096;  // (MPI_TAG_UB + 1) / 8, read at init
