@@ -40,6 +40,12 @@ else
   SETUP_ARGS=()
 fi
 
+# The CUDA toolkit's usual place: with nvcc found, the CUDA sources are built
+# (meson option cuda=auto; a machine without a GPU still builds and runs them).
+if [ -x /usr/local/cuda/bin/nvcc ] && ! command -v nvcc >/dev/null; then
+  export PATH="$PATH:/usr/local/cuda/bin"
+fi
+
 if [ ! -f "$BUILD_DIR/build.ninja" ]; then
   meson setup "$BUILD_DIR" "$ROOT" -Dmpi="$MPI" "${SETUP_ARGS[@]}" >/dev/null
 fi

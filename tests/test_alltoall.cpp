@@ -17,10 +17,12 @@ using mpix::workload::Distribution;
 namespace {
 
 // Small batches, queues and segments, so that batching, queue waits, several
-// segments and trailing remainders all happen even at a few ranks. Keys an
-// algorithm does not take are ignored.
+// segments and trailing remainders all happen even at a few ranks; an IPC threshold
+// that sends the smallest blocks of ipc_hybrid by messages and copies the others.
+// Keys an algorithm does not take are ignored.
 const std::vector<std::pair<const char*, std::string>> kSmallParameters = {
-    {"mpix_block_count", "3"}, {"mpix_stride", "3"}, {"mpix_max_queue", "4"}, {"mpix_segment_bytes", "40"}};
+    {"mpix_block_count", "3"}, {"mpix_stride", "3"}, {"mpix_max_queue", "4"}, {"mpix_segment_bytes", "40"},
+    {"mpix_ipc_threshold", "16"}};
 
 // Which part of the matrix a run covers. Runs up to 8 ranks cover all of it. At 16
 // oversubscribed ranks a collective costs tens of milliseconds, so the two 16-rank
@@ -108,5 +110,20 @@ TEST_CASE("auto selection equals MPI_Alltoallv", "[auto]") {
   for (long long bytes : {16LL, 2000LL, 40000LL}) {
     check(DenseCase{false, Distribution::uniform, bytes, "byte", Mode::blocking, false, 1, "", {}}, guard.comm);
     check(DenseCase{true, Distribution::constant, bytes, "byte", Mode::persistent, false, 2, "", {}}, guard.comm);
+  }
+}
+
+// ipc_hybrid with the other CMA direction (readv out of the sender's buffer) and
+// with CMA forced off (every block by messages): the same results. MPIX_CMA is read
+// once per MPIX_Comm, when its first ipc_hybrid plan is made.
+TEST_CASE("ipc_hybrid with MPIX_CMA=read and MPIX_CMA=off", "[ipc]") {
+  for (const char* setting : {"read", "off"}) {
+    setenv("MPIX_CMA", setting, 1);
+    {
+      harness::Comm guard;
+      SECTION(std::string("alltoallv, MPIX_CMA=") + setting) { run_all(false, "ipc_hybrid", guard.comm); }
+      SECTION(std::string("alltoall, MPIX_CMA=") + setting) { run_all(true, "ipc_hybrid", guard.comm); }
+    }
+    unsetenv("MPIX_CMA");
   }
 }

@@ -2,6 +2,7 @@
 // and the communicator stays usable), locality and its emulation, persistent
 // request semantics, isolation of the library's traffic, the scratch pool.
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <unistd.h>
@@ -14,6 +15,11 @@
 #include "core/comm.hpp"
 #include "core/registry.hpp"
 #include "core/request.hpp"
+#include "gpu/device.hpp"
+#include "gpu/staging.hpp"
+#ifdef MPIX_HAVE_CUDA
+#include <cuda_runtime.h>
+#endif
 #include "harness.hpp"
 
 using harness::all_ranks;
@@ -524,17 +530,200 @@ TEST_CASE("tuning files: rules, precedence, and files that are missing or malfor
 }
 
 TEST_CASE("direct-copy algorithms are unavailable under simulation only", "[registry]") {
-  // No registered algorithm needs direct copies yet (ipc_hybrid is planned): the
-  // rule is checked on a made-up entry, for both kinds of build.
+  // The rule on a made-up entry, for both kinds of build.
   mpix::Algorithm direct{"made_up_direct", mpix::kAlltoallv, {}, nullptr, nullptr, nullptr, "test entry"};
   direct.needs = mpix::kNeedsDirectCopy;
   CHECK(mpix::unavailable_reason(direct, false).empty());
   const std::string why = mpix::unavailable_reason(direct, true);
   CHECK(why.find("direct intra-node copies") != std::string::npos);
   CHECK(why.find("simulation") != std::string::npos);
-  // Every registered algorithm runs in every build.
+  // ipc_hybrid needs direct copies; every other registered algorithm runs in every build.
   for (const mpix::Algorithm& algorithm : mpix::algorithms()) {
-    CHECK(algorithm.needs == 0u);
-    CHECK(mpix::unavailable_reason(algorithm, true).empty());
+    INFO(algorithm.name);
+    const bool ipc = std::string(algorithm.name) == "ipc_hybrid";
+    CHECK(algorithm.needs == (ipc ? (unsigned)mpix::kNeedsDirectCopy : 0u));
+    CHECK(mpix::unavailable_reason(algorithm, true).empty() == !ipc);
   }
+}
+
+// ipc_hybrid's direct copies (src/gpu): inside a node the blocks go without
+// messages when CMA is permitted, all by messages with MPIX_CMA=off; block sizes
+// that disagree between the two ranks of a direct pair fail on every rank before
+// anything is copied; a malformed MPIX_CMA fails on every rank.
+TEST_CASE("ipc_hybrid: direct copies, CMA off, disagreeing sizes", "[ipc]") {
+  const int size = harness::world_size(), rank = harness::world_rank();
+  const int block = 1024;  // ints: 4 KiB per block
+  std::vector<int> send((std::size_t)size * block), recv((std::size_t)size * block, -1);
+  for (int j = 0; j < size; ++j)
+    for (int k = 0; k < block; ++k) send[(std::size_t)j * block + k] = rank * 1000003 + j * 7 + k;
+  harness::Info info{{"mpix_alltoall_algorithm", "ipc_hybrid"}, {"mpix_ipc_threshold", "0"}};
+  for (const char* setting : {"write", "read", "off"}) {
+    setenv("MPIX_CMA", setting, 1);
+    Comm guard;
+    int local_size = 0;
+    MPIX_Comm_locality(guard.comm, nullptr, nullptr, &local_size, nullptr);
+    MPIX_Request* request = nullptr;
+    REQUIRE(MPIX_Alltoall_plan(send.data(), block, MPI_INT, recv.data(), block, MPI_INT, info.info, guard.comm,
+                               &request) == MPIX_SUCCESS);
+    for (int start = 0; start < 2; ++start) {
+      std::fill(recv.begin(), recv.end(), -1);
+      REQUIRE(MPIX_Start(request) == MPIX_SUCCESS);
+      REQUIRE(MPIX_Wait(request, MPI_STATUS_IGNORE) == MPIX_SUCCESS);
+      bool ok = true;
+      for (int i = 0; i < size; ++i)
+        for (int k = 0; k < block; ++k) ok = ok && recv[(std::size_t)i * block + k] == i * 1000003 + rank * 7 + k;
+      CHECK(all_ranks(ok));
+    }
+    const bool cma = guard.comm->direct_copy.cma();
+    INFO("MPIX_CMA=" << setting << ", CMA " << (cma ? "on" : "off: " + guard.comm->direct_copy.cma_off_reason()));
+    CHECK(cma == (std::string(setting) != "off"));
+    CHECK(request->plan->stats.messages == (cma ? size - local_size : size - 1));
+    MPIX_Request_free(&request);
+    unsetenv("MPIX_CMA");
+  }
+
+  // Rank 1 sends two ints to rank 0, which expects one: a direct pair (one node).
+  Comm guard;
+  int local_size = 0;
+  MPIX_Comm_locality(guard.comm, nullptr, nullptr, &local_size, nullptr);
+  if (size >= 2 && local_size >= 2 && guard.comm->direct_copy.cma()) {
+    std::vector<int> counts(size, 1), displs(size), rcounts(size, 1);
+    for (int j = 0; j < size; ++j) displs[j] = 2 * j;
+    if (rank == 1) counts[0] = 2;
+    std::vector<int> out(2 * size, 0), in(2 * size + 1, -1);
+    harness::Info v{{"mpix_alltoallv_algorithm", "ipc_hybrid"}, {"mpix_ipc_threshold", "0"}};
+    int rc = MPIX_Alltoallv(out.data(), counts.data(), displs.data(), MPI_INT, in.data(), rcounts.data(),
+                            displs.data(), MPI_INT, v.info, guard.comm);
+    CHECK(rc == MPIX_ERR_ARG);
+    CHECK(in[2 * size] == -1);
+    if (rank == 0) CHECK(in[1] == -1);  // nothing written beyond the expected block
+  }
+
+  setenv("MPIX_CMA", "sideways", 1);
+  {
+    Comm bad;
+    int rc = MPIX_Alltoall(send.data(), block, MPI_INT, recv.data(), block, MPI_INT, info.info, bad.comm);
+    CHECK(rc == MPIX_ERR_ARG);
+    CHECK(message_has("MPIX_CMA=sideways"));
+  }
+  unsetenv("MPIX_CMA");
+}
+
+// Memory types and device buffers. Host memory is always recognised as such (also
+// in CUDA builds on a machine without a GPU or driver: not an error). The device
+// part needs a GPU: without one it says why and checks nothing more.
+TEST_CASE("memory types; device buffers through every algorithm", "[device]") {
+  std::vector<int> host(16);
+  CHECK(mpix::memory_type(host.data()) == mpix::MemoryType::host);
+  CHECK(mpix::memory_type(nullptr) == mpix::MemoryType::host);
+  bool aware = true;
+  harness::Info no{{"mpix_cuda_aware", "false"}}, yes{{"mpix_cuda_aware", "true"}};
+  REQUIRE(mpix::mpi_cuda_aware(no.info, &aware) == MPIX_SUCCESS);
+  CHECK(!aware);
+  REQUIRE(mpix::mpi_cuda_aware(yes.info, &aware) == MPIX_SUCCESS);
+  CHECK(aware);
+  if (!mpix::device_available()) {
+    if (harness::world_rank() == 0)
+      std::printf("SKIPPED: device buffer tests: %s\n", mpix::device_unavailable_reason().c_str());
+    return;
+  }
+#ifdef MPIX_HAVE_CUDA
+  const int size = harness::world_size(), rank = harness::world_rank();
+  const int block = 256;
+  std::vector<int> send((std::size_t)size * block), recv((std::size_t)size * block);
+  for (int j = 0; j < size; ++j)
+    for (int k = 0; k < block; ++k) send[(std::size_t)j * block + k] = rank * 100003 + j * 7 + k;
+  void *dsend = nullptr, *drecv = nullptr;
+  REQUIRE(cudaMalloc(&dsend, send.size() * sizeof(int)) == cudaSuccess);
+  REQUIRE(cudaMalloc(&drecv, recv.size() * sizeof(int)) == cudaSuccess);
+  CHECK(mpix::memory_type(dsend) == mpix::MemoryType::device);
+  cudaMemcpy(dsend, send.data(), send.size() * sizeof(int), cudaMemcpyHostToDevice);
+  Comm guard;
+  for (const std::string& name : mpix::algorithm_names(mpix::kAlltoall)) {
+    INFO(name);
+    harness::Info info{{"mpix_alltoall_algorithm", name}, {"mpix_ipc_threshold", "0"}};
+    cudaMemset(drecv, 0xff, recv.size() * sizeof(int));
+    int rc = MPIX_Alltoall(dsend, block, MPI_INT, drecv, block, MPI_INT, info.info, guard.comm);
+    // ipc_hybrid refuses (on every rank) what it cannot move and says why.
+    if (name == "ipc_hybrid" && rc == MPIX_ERR_UNSUPPORTED) {
+      CHECK(message_has("ipc_hybrid"));
+      continue;
+    }
+    REQUIRE(rc == MPIX_SUCCESS);
+    cudaMemcpy(recv.data(), drecv, recv.size() * sizeof(int), cudaMemcpyDeviceToHost);
+    bool ok = true;
+    for (int i = 0; i < size; ++i)
+      for (int k = 0; k < block; ++k) ok = ok && recv[(std::size_t)i * block + k] == i * 100003 + rank * 7 + k;
+    CHECK(all_ranks(ok));
+  }
+  cudaFree(dsend);
+  cudaFree(drecv);
+#endif
+}
+
+// Regions inside nodes: detected (whatever the hardware says, a partition of the
+// node) and emulated with sizes that divide the node and that do not (the last
+// region of a node smaller), on emulated nodes of several sizes; the region
+// communicator matches; values that differ between ranks fail on every rank.
+TEST_CASE("regions: detection, emulation, agreement", "[regions]") {
+  const int size = harness::world_size(), rank = harness::world_rank();
+  Comm guard;
+  for (int ppn : {0, 1, 2, 3, 4}) {
+    REQUIRE(MPIX_Comm_update_locality(guard.comm, ppn) == MPIX_SUCCESS);
+    int local_size = 0, local_rank = 0;
+    MPIX_Comm_locality(guard.comm, nullptr, nullptr, &local_size, &local_rank);
+    for (int per_region : {0, 1, 2, 3}) {
+      INFO("ppn=" << ppn << " ranks_per_region=" << per_region);
+      REQUIRE(MPIX_Comm_update_regions(guard.comm, per_region) == MPIX_SUCCESS);
+      int regions = 0, region = -1, region_size = 0, region_rank = -1;
+      REQUIRE(MPIX_Comm_region(guard.comm, &regions, &region, &region_size, &region_rank) == MPIX_SUCCESS);
+      CHECK(regions >= 1);
+      CHECK(region >= 0);
+      CHECK(region < regions);
+      CHECK(region_rank >= 0);
+      CHECK(region_rank < region_size);
+      if (per_region > 0) {
+        CHECK(regions == (local_size + per_region - 1) / per_region);
+        CHECK(region == local_rank / per_region);
+        CHECK(region_rank == local_rank % per_region);
+        CHECK(region_size == std::min(per_region, local_size - region * per_region));
+      }
+      MPI_Comm region_comm = MPI_COMM_NULL;
+      REQUIRE(guard.comm->regions.region_comm(&region_comm) == MPIX_SUCCESS);
+      int comm_size = 0, comm_rank = 0;
+      MPI_Comm_size(region_comm, &comm_size);
+      MPI_Comm_rank(region_comm, &comm_rank);
+      CHECK(comm_size == region_size);
+      CHECK(comm_rank == region_rank);
+    }
+  }
+  REQUIRE(MPIX_Comm_update_locality(guard.comm, 0) == MPIX_SUCCESS);
+  if (size > 1) {
+    int rc = MPIX_Comm_update_regions(guard.comm, rank == 0 ? 2 : 3);
+    CHECK(rc == MPIX_ERR_ARG);
+    CHECK(message_has("ranks_per_region"));
+  }
+  // Still usable, and the layout survives a node update.
+  REQUIRE(MPIX_Comm_update_regions(guard.comm, 1) == MPIX_SUCCESS);
+  REQUIRE(MPIX_Comm_update_locality(guard.comm, 2) == MPIX_SUCCESS);
+  int region_size = 0;
+  MPIX_Comm_region(guard.comm, nullptr, nullptr, &region_size, nullptr);
+  CHECK(region_size == 1);
+  SmallExchange ex;
+  CHECK(ex.run(nullptr, guard.comm) == MPIX_SUCCESS);
+  CHECK(all_ranks(ex.correct()));
+
+  setenv("MPIX_REGION_SIZE", "two", 1);
+  MPIX_Comm* bad = nullptr;
+  CHECK(MPIX_Comm_init(&bad, MPI_COMM_WORLD) == MPIX_ERR_ARG);
+  CHECK(message_has("MPIX_REGION_SIZE"));
+  CHECK(bad == nullptr);
+  setenv("MPIX_REGION_SIZE", "2", 1);
+  Comm from_env;
+  int per = 0;
+  MPIX_Comm_region(from_env.comm, nullptr, nullptr, &per, nullptr);
+  int local_size = 0;
+  MPIX_Comm_locality(from_env.comm, nullptr, nullptr, &local_size, nullptr);
+  CHECK(from_env.comm->regions.ranks_per_region() == 2);
+  unsetenv("MPIX_REGION_SIZE");
 }

@@ -171,6 +171,15 @@ TEST_CASE("hierarchical TuNA: radix 2..Q, block_count 1, 2, unlimited, on emulat
     check(DenseCase{false, Distribution::powerlaw, 300, "vector", Mode::persistent, false, 2, "node_aware", {}},
           guard.comm);
     check(DenseCase{true, Distribution::constant, 40, "int", Mode::blocking, true, 1, "node_aware", {}}, guard.comm);
+    // ipc_hybrid on the same layouts: direct copies inside the emulated nodes,
+    // messages between them and below the threshold.
+    const Keys ipc = {{"mpix_ipc_threshold", "24"}};
+    check(DenseCase{false, Distribution::powerlaw, 300, "vector", Mode::persistent, false, 2, "ipc_hybrid", ipc},
+          guard.comm);
+    check(DenseCase{true, Distribution::constant, 40, "mixed", Mode::blocking, true, 1, "ipc_hybrid", ipc},
+          guard.comm);
+    check(DenseCase{false, Distribution::normal, 200, "int", Mode::blocking, false, 1, "ipc_hybrid", ipc},
+          guard.comm);
   }
 }
 

@@ -89,6 +89,22 @@ int MPIX_Comm_locality(const MPIX_Comm* comm, int* num_nodes, int* node,
 
 /** The communicator passed to MPIX_Comm_init (not the library's duplicate). */
 MPI_Comm MPIX_Comm_mpi(const MPIX_Comm* comm);
+
+/** Collective (same @p ranks_per_region on all ranks, else MPIX_ERR_ARG on every
+ *  rank). Like MPIX_Comm_update_locality one level down: treat every
+ *  @p ranks_per_region consecutive ranks of a node as one region (socket, NUMA
+ *  domain); the last region of a node is smaller when it does not divide the node.
+ *  @p ranks_per_region <= 0 restores detection (MPI_COMM_TYPE_HW_GUIDED by package
+ *  where the MPI has it, else one region per node). The environment variable
+ *  MPIX_REGION_SIZE has this effect at MPIX_Comm_init. MPIX_ERR_ARG while
+ *  persistent requests on @p comm are alive. */
+int MPIX_Comm_update_regions(MPIX_Comm* comm, int ranks_per_region);
+
+/** Local. The region layout within this rank's node: number of regions on the
+ *  node, this rank's region, the number of ranks in it and this rank's index among
+ *  them. Any output may be NULL. */
+int MPIX_Comm_region(const MPIX_Comm* comm, int* num_regions, int* region, int* region_size,
+                     int* region_rank);
 /**@}*/
 
 /** @name Hints

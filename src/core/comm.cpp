@@ -71,6 +71,11 @@ extern "C" int MPIX_Comm_init(MPIX_Comm** comm, MPI_Comm mpi_comm) {
   if (has_tag_ub && *tag_ub >= 32767) c->tag_slots = ((unsigned long long)*tag_ub + 1) / 8;
   rc = agree_layout(c->lib_comm, "MPIX_Comm_init", rc, ppn);
   if (rc == MPIX_SUCCESS) rc = c->locality.init(c->lib_comm, ppn);
+  // Regions come after the nodes; the environment is read on every rank so that
+  // all take part in the agreement even when one has a malformed value.
+  int ranks_per_region = 0;
+  region_size_from_environment(&ranks_per_region);  // a malformed value fails in init, everywhere
+  if (rc == MPIX_SUCCESS) rc = c->regions.init(c->lib_comm, c->locality, ranks_per_region);
   if (rc != MPIX_SUCCESS) {
     MPIX_Comm_free(&c);
     return rc;
@@ -85,6 +90,7 @@ extern "C" int MPIX_Comm_free(MPIX_Comm** comm) {
   if (c->live_requests > 0)
     return fail(MPIX_ERR_ARG, format("MPIX_Comm_free: %d persistent request(s) still use this communicator; "
                                      "free them first", c->live_requests));
+  c->regions.free_comms();
   c->locality.free_comms();
   free_agreement(c);
   if (c->sdde_window.win != MPI_WIN_NULL) MPI_Win_free(&c->sdde_window.win);  // SDDE rma
@@ -102,7 +108,9 @@ extern "C" int MPIX_Comm_update_locality(MPIX_Comm* comm, int ppn) {
     rc = fail(MPIX_ERR_ARG, format("MPIX_Comm_update_locality: %d persistent request(s) still use this "
                                    "communicator's node layout; free them first", comm->live_requests));
   MPIX_TRY(agree_layout(comm->lib_comm, "MPIX_Comm_update_locality", rc, ppn));
-  return comm->locality.init(comm->lib_comm, ppn);
+  MPIX_TRY(comm->locality.init(comm->lib_comm, ppn));
+  // The regions live inside the nodes: rebuilt on the new nodes, with their setting.
+  return comm->regions.init(comm->lib_comm, comm->locality, comm->regions.ranks_per_region());
 }
 
 extern "C" int MPIX_Comm_locality(const MPIX_Comm* comm, int* num_nodes, int* node,

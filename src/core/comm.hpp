@@ -6,8 +6,10 @@
 #include <set>
 #include <string>
 
+#include "../gpu/direct_copy.hpp"
 #include "../topology/locality.hpp"
 #include "model.hpp"
+#include "../topology/regions.hpp"
 #include "scratch.hpp"
 #include "tuning.hpp"
 
@@ -40,6 +42,7 @@ struct MPIX_Comm_s {
   MPI_Comm lib_comm = MPI_COMM_NULL;
   int size = 0, rank = 0;
   mpix::Locality locality;
+  mpix::Regions regions;  // inside each node (src/topology/regions.hpp)
   mpix::ScratchPool scratch;
   unsigned long long plans_created = 0;
   unsigned long long tag_slots = 4096;  // (MPI_TAG_UB + 1) / 8, read at init
@@ -51,6 +54,7 @@ struct MPIX_Comm_s {
   MPI_Datatype agreement_type = MPI_DATATYPE_NULL;
   mpix::SddeStats sdde_stats;    // of the last SDDE call
   mpix::SddeWindow sdde_window;  // of the rma SDDE algorithm
+  mpix::DirectCopy direct_copy;  // pids, CMA permission, CUDA IPC handles (ipc_hybrid)
 
   // Each plan gets 8 tags of its own, so that plans active at the same time on one
   // communicator never match each other's messages. Plans are created collectively

@@ -245,6 +245,7 @@ int plan_dense(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm, bool pe
   PlanContext context;
   context.comm = comm;
   context.mpi_comm = comm->lib_comm;
+  context.info = info;
   Hints hints;
   int local_rc = check_local(a, info, comm, &context.exchange, &hints);
   std::string local_message = MPIX_Last_error_message();
@@ -320,6 +321,8 @@ int plan_dense(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm, bool pe
     request->predicted_seconds =
         predict_seconds(algorithm->cost(context.facts, context.params, *context.profile), *context.profile, false) +
         agreement_seconds(context.facts, *context.profile);
+  MPIX_TRY(prepare_device_buffers(info, algorithm->name, a.sendbuf == MPI_IN_PLACE, &context.exchange,
+                                  &request->device_staging));
   if (a.sendbuf == MPI_IN_PLACE) {
     // Copy the byte span of the receive blocks; the copy keeps their layout, so the
     // send side is the receive side moved onto the copy.
@@ -338,7 +341,7 @@ int plan_dense(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm, bool pe
     // that every block address stays inside the copy.
     MPI_Aint origin = std::min<MPI_Aint>(lo, 0);
     request->in_place_copy = comm->scratch.acquire(any ? (std::size_t)(hi - origin) : 0);
-    request->in_place_source = (char*)a.recvbuf + lo;
+    request->in_place_source = context.exchange.recv.buf + lo;
     context.exchange.send.buf = request->in_place_copy.data() - origin;
     request->in_place_copy_offset = lo - origin;
     request->in_place_bytes = any ? hi - lo : 0;
@@ -352,6 +355,7 @@ int plan_dense(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm, bool pe
 }
 
 int start(MPIX_Request_s* request) {
+  if (request->device_staging) MPIX_TRY(request->device_staging->copy_in());
   if (request->in_place_bytes > 0) {
     charge_copy(request->in_place_bytes);
     std::memcpy(request->in_place_copy.data() + request->in_place_copy_offset,
@@ -365,7 +369,8 @@ int start(MPIX_Request_s* request) {
 
 int wait(MPIX_Request_s* request) {
   request->active = false;
-  return request->plan->wait();
+  MPIX_TRY(request->plan->wait());
+  return request->device_staging ? request->device_staging->copy_out() : MPIX_SUCCESS;
 }
 
 int blocking(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm) {

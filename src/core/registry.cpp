@@ -54,6 +54,11 @@ const std::vector<Algorithm>& algorithms() {
        "TuNA inside each node, then scattered between nodes Q blocks per message, N-1 rounds (paper 000 alg. 3)"},
       {"node_aware", kAlltoall | kAlltoallv, {}, create_node_aware, cost_node_aware, nullptr,
        "one message per destination node to the same local rank there, then a node-local alltoallv"},
+      {"ipc_hybrid", kAlltoall | kAlltoallv, {Param::ipc_threshold, Param::memcpy_threshold}, create_ipc_hybrid,
+       nullptr /* never chosen by auto: whether direct copies are permitted is learnt by the plan */, nullptr,
+       "inter-node messages posted first; intra-node blocks copied directly (CMA / CUDA IPC), self then rank+i, "
+       "while they fly (paper 004 sec. III)",
+       nullptr, kNeedsDirectCopy},
       // Sparse dynamic data exchange (src/sdde): one-shot, no plan (create is nullptr).
       {"personalized", kAlltoallCrs | kAlltoallvCrs, {}, nullptr, nullptr, nullptr,
        "sends, a reduce-scatter of per-destination counts, then matched probes (paper 001 alg. 1)",
@@ -108,6 +113,8 @@ const char* param_key(Param param) {
     case Param::max_queue: return "mpix_max_queue";
     case Param::segment_bytes: return "mpix_segment_bytes";
     case Param::seed: return "mpix_seed";
+    case Param::ipc_threshold: return "mpix_ipc_threshold";
+    case Param::memcpy_threshold: return "mpix_memcpy_threshold";
   }
   return "?";
 }
@@ -140,6 +147,8 @@ int resolve_params(const MPIX_Info_s* info, const std::vector<Param>& used, int 
       case Param::max_queue: params->max_queue = (int)number; break;
       case Param::segment_bytes: params->segment_bytes = number; break;
       case Param::seed: params->seed = (unsigned long long)number; break;
+      case Param::ipc_threshold: params->ipc_threshold = number; break;
+      case Param::memcpy_threshold: params->memcpy_threshold = number; break;
     }
   }
   return MPIX_SUCCESS;
@@ -160,6 +169,8 @@ std::string describe_params(const std::vector<Param>& used, const Params& params
       case Param::max_queue: text += std::to_string(params.max_queue); break;
       case Param::segment_bytes: text += std::to_string(params.segment_bytes); break;
       case Param::seed: text += std::to_string(params.seed); break;
+      case Param::ipc_threshold: text += std::to_string(params.ipc_threshold); break;
+      case Param::memcpy_threshold: text += std::to_string(params.memcpy_threshold); break;
     }
   }
   return text;

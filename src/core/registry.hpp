@@ -14,7 +14,7 @@ struct MPIX_Info_s;
 
 namespace mpix {
 
-enum class Param { radix, block_count, stride, max_queue, segment_bytes, seed };
+enum class Param { radix, block_count, stride, max_queue, segment_bytes, seed, ipc_threshold, memcpy_threshold };
 const char* param_key(Param param);
 
 // Parameter values of one call, after info > environment > default.
@@ -29,6 +29,11 @@ struct Params {
   unsigned given = 0;  // bit (1 << Param) for each parameter set by info, environment or tuning rule
 
   bool is_given(Param param) const { return given & (1u << (unsigned)param); }
+  // ipc_hybrid (paper 004, III-A): blocks below ipc_threshold bytes go by messages;
+  // device copies of memcpy_threshold bytes and more use cudaMemcpyAsync, smaller
+  // ones a copy kernel (the paper's 512 KiB).
+  long long ipc_threshold = 8192;
+  long long memcpy_threshold = 512 * 1024;
 };
 
 // Resolves the parameters `used` for a communicator of `comm_size` ranks; fails with
@@ -46,6 +51,7 @@ struct PlanContext {
   Params params;
   ExchangeFacts facts;  // agreed by all ranks (dense.cpp); what selection and cost models use
   const MachineProfile* profile = nullptr;  // the constants of the model for this call
+  const MPIX_Info_s* info = nullptr;  // the call's hints (mpix_cuda_aware), during create only
 };
 
 using Factory = int (*)(const PlanContext& context, std::unique_ptr<Plan>* plan);
@@ -66,7 +72,7 @@ enum Need : unsigned {
   // attach (process_vm_readv/writev) for host memory, CUDA IPC for device memory.
   // SimGrid's SMPI runs every simulated rank in one process and models no such
   // copy, so these algorithms do not apply in the simulated build (MPIX_SIMULATED).
-  // None is implemented yet; the planned ipc_hybrid will need it.
+  // ipc_hybrid (src/alltoallv/ipc_hybrid.cpp) needs it.
   kNeedsDirectCopy = 1u << 0,
 };
 

@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 
+#include "../gpu/staging.hpp"
 #include "comm.hpp"
 #include "plan.hpp"
 #include "registry.hpp"
@@ -35,4 +36,6 @@ struct MPIX_Request_s {
   char* in_place_source = nullptr;     // first byte of the receive blocks' span
   std::ptrdiff_t in_place_copy_offset = 0;  // where that byte goes in the copy
   std::ptrdiff_t in_place_bytes = 0;
+  // Device buffers staged through pinned host memory (src/gpu/staging.hpp).
+  std::unique_ptr<mpix::DeviceStaging> device_staging;
 };

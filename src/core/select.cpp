@@ -35,7 +35,10 @@ std::vector<long long> parameter_range(Param param, int ranks) {
     case Param::segment_bytes:
       for (long long s = 1024; s <= (4LL << 20); s *= 4) values.push_back(s);
       break;
-    case Param::seed: break;  // changes the order, not the cost
+    case Param::seed:  // changes the order, not the cost
+    case Param::ipc_threshold:
+    case Param::memcpy_threshold:  // of ipc_hybrid, which auto does not choose
+      break;
   }
   std::sort(values.begin(), values.end());
   values.erase(std::unique(values.begin(), values.end()), values.end());
@@ -54,7 +57,9 @@ void set_param(Params* params, Param param, long long value) {
     case Param::stride: params->stride = (int)value; break;
     case Param::max_queue: params->max_queue = (int)value; break;
     case Param::segment_bytes: params->segment_bytes = value; break;
-    case Param::seed: break;
+    case Param::seed:
+    case Param::ipc_threshold:
+    case Param::memcpy_threshold: break;
   }
 }
 
@@ -71,7 +76,7 @@ Prediction predict_best(const Algorithm& algorithm, const ExchangeFacts& facts, 
   // is open while it is `auto`).
   std::vector<Param> open;
   for (Param param : algorithm.params) {
-    if (param == Param::seed) continue;
+    if (parameter_range(param, facts.ranks).empty()) continue;
     if (param == Param::radix ? base.radix_auto : !base.is_given(param)) open.push_back(param);
   }
   Prediction best;

@@ -67,4 +67,17 @@
 #define MPI_Win_fence PMPI_Win_fence
 #define MPI_Win_free PMPI_Win_free
 #define MPI_Win_set_errhandler PMPI_Win_set_errhandler
+#define MPI_Comm_get_errhandler PMPI_Comm_get_errhandler
+#define MPI_Comm_test_inter PMPI_Comm_test_inter
+#define MPI_Errhandler_free PMPI_Errhandler_free
+#define MPI_Ialltoall_c PMPI_Ialltoall_c
+#define MPI_Ialltoallv_c PMPI_Ialltoallv_c
+#define MPI_Ialltoallw PMPI_Ialltoallw
+#define MPI_Irecv_c PMPI_Irecv_c
+#define MPI_Isend_c PMPI_Isend_c
+#define MPI_Pack_c PMPI_Pack_c
+#define MPI_Query_thread PMPI_Query_thread
+#define MPI_Type_create_resized PMPI_Type_create_resized
+#define MPI_Type_create_struct PMPI_Type_create_struct
+#define MPI_Unpack_c PMPI_Unpack_c
 #endif

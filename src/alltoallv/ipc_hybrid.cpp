@@ -1,0 +1,367 @@
+// The hybrid IPC exchange (paper 004, section III): blocks between ranks of one
+// node are copied directly between the processes' buffers (src/gpu: CMA for host
+// memory, CUDA IPC for device memory), overlapped with the messages of the blocks
+// between nodes.
+//
+// Plan (collective): the pairs of a node whose block has at least
+// mpix_ipc_threshold bytes (and where the memory can be reached: CMA permitted, or
+// device memory) are "direct"; every other block is a message. One side of each
+// direct pair exposes where the block is: with CMA's default direction (write) the
+// receiver exposes where the block lands and the sender copies into it; with
+// MPIX_CMA=read the sender exposes the block and the receiver copies out of it. A
+// non-contiguous block is exposed through a staging buffer (packed at start,
+// unpacked at the end of wait). The exposures are gathered inside the node once,
+// at plan time (III-C): when every rank's exposures are evenly spaced by local rank
+// with equal sizes (alltoall, or an alltoallv that is uniform: one allreduce finds
+// it, as in III-C) an allgather of (first, stride) suffices; otherwise each rank
+// sends each node peer its own exposure (an alltoall of records).
+//
+// Start: the inter-node and below-threshold receives and sends are posted first
+// (III-B); then, for each direct pair, the exposing side sends a zero-byte "ready"
+// (it has entered the call: its buffer may now be written or read) and posts the
+// receive of a zero-byte "done". Wait: the own block is copied first, then the copies
+// in the paper's order (III-A): step i goes to local rank + i (write) or comes from
+// local rank - i (read), so that at any time each rank is the target of one peer;
+// each waits for its peer's "ready" and is followed by "done". Then everything
+// completes. So no rank touches a peer's buffer before the peer has entered the
+// call, nor after it has left it (it leaves only once every "done" arrived).
+#include <algorithm>
+#include <climits>
+#include <cstring>
+
+#include "../core/algorithms.hpp"
+#include "../core/comm.hpp"
+#include "../core/completion.hpp"
+#include "../core/error.hpp"
+#include "../core/schedule.hpp"
+#include "../gpu/device.hpp"
+#include "../gpu/direct_copy.hpp"
+#include "../gpu/staging.hpp"
+#include "bruck.hpp"
+
+namespace mpix {
+namespace {
+
+enum IpcTag : int { kTagBlock = 0, kTagReady = 1, kTagDone = 2 };
+
+class IpcHybrid : public Plan {
+ public:
+  int init(const PlanContext& context) {
+    ex_ = context.exchange;
+    comm_ = context.mpi_comm;
+    tag_ = context.tag;
+    info_ = context.info;
+    memcpy_threshold_ = context.params.memcpy_threshold;
+    MPIX_Comm_s* comm = context.comm;
+    Locality& loc = comm->locality;
+    const int me = ex_.rank;
+    members_ = loc.node_ranks(loc.node_of(me));
+    local_ = loc.local_rank_of(me);
+    const int q = (int)members_.size();
+
+    // Memory types, once per plan; the copy engine follows them.
+    send_type_ = memory_type(ex_.send.buf);
+    recv_type_ = memory_type(ex_.recv.buf);
+    MPIX_TRY(comm->direct_copy.setup(comm->lib_comm));
+    direct_copy_ = &comm->direct_copy;
+    direction_ = direct_copy_->direction();
+    const bool device = send_type_ == MemoryType::device || recv_type_ == MemoryType::device;
+    // Device memory is reachable by CUDA IPC, always in the write direction.
+    if (device) direction_ = CopyDirection::write;
+
+    // Which node pairs copy directly: the same decision on both sides, from the
+    // block's size (equal on both sides in a correct call; checked below).
+    const long long threshold = std::max(1LL, context.params.ipc_threshold);
+    auto reachable = [&](int peer) { return device || direct_copy_->host_reachable(me, peer); };
+    direct_out_.assign(q, false);
+    direct_in_.assign(q, false);
+    for (int j = 0; j < q; ++j) {
+      int peer = members_[j];
+      if (peer == me || !reachable(peer)) continue;
+      direct_out_[j] = ex_.send.block_bytes(peer) >= threshold;
+      direct_in_[j] = ex_.recv.block_bytes(peer) >= threshold;
+    }
+
+    // Staging for non-contiguous blocks that are copied directly; the side that
+    // exposes a block and the side that copies one both need a run of bytes.
+    ScratchPool& pool = comm->scratch;
+    std::vector<bool> out_used(ex_.size, false), in_used(ex_.size, false);
+    for (int j = 0; j < q; ++j) {
+      out_used[members_[j]] = direct_out_[j];
+      in_used[members_[j]] = direct_in_[j];
+    }
+    send_runs_.init(ex_.send, out_used, pool);
+    recv_runs_.init(ex_.recv, in_used, pool);
+    own_staging_ = pool.acquire(copy_staging_bytes(ex_.send.block(me), ex_.recv.block(me)));
+
+    // This rank's exposures: what each node peer j reaches here.
+    const bool write = direction_ == CopyDirection::write;
+    const ByteSide& exposed_side = write ? recv_runs_ : send_runs_;
+    const std::vector<bool>& exposed_pairs = write ? direct_in_ : direct_out_;
+    const MemoryType exposed_type = write ? recv_type_ : send_type_;
+    std::vector<Exposure> mine(q);
+    for (int j = 0; j < q; ++j) {
+      if (!exposed_pairs[j]) continue;
+      MPIX_TRY(direct_copy_->expose(exposed_side.addr(members_[j]),
+                                    write ? ex_.recv.block_bytes(members_[j]) : ex_.send.block_bytes(members_[j]),
+                                    exposed_type, &mine[j]));
+    }
+    MPI_Comm node_comm = MPI_COMM_NULL;
+    MPIX_TRY(loc.node_comm(&node_comm));
+    MPIX_TRY(gather_exposures(node_comm, mine));
+
+    // The messages: every block that is not copied (other nodes, small blocks,
+    // unreachable peers), inter-node ones first.
+    std::vector<int> order;
+    for (int i = 1; i < ex_.size; ++i) order.push_back((me + i) % ex_.size);
+    std::stable_partition(order.begin(), order.end(), [&](int peer) { return loc.node_of(peer) != loc.node_of(me); });
+    for (int peer : order) {
+      bool same_node = loc.node_of(peer) == loc.node_of(me);
+      int j = same_node ? loc.local_rank_of(peer) : -1;
+      if (!(same_node && direct_in_[j]) && ex_.recv.block_bytes(peer) > 0) recv_peers_.push_back(peer);
+      if (!(same_node && direct_out_[j]) && ex_.send.block_bytes(peer) > 0) send_peers_.push_back(peer);
+    }
+
+    // Before anything is copied, on the whole communicator (a node that gave up
+    // would leave the others waiting for its messages), so that all ranks fail
+    // together: every direct pair's sizes agree (a copy trusts the exposed length),
+    // and device memory is something this rank can move.
+    int code = MPIX_SUCCESS;
+    std::string why;
+    for (int j = 0; j < q && code == MPIX_SUCCESS; ++j) {
+      if (!(write ? direct_out_[j] : direct_in_[j])) continue;
+      const int peer = members_[j];
+      long long bytes = write ? ex_.send.block_bytes(peer) : ex_.recv.block_bytes(peer);
+      if (peer_exposure_[j].bytes != bytes) {
+        code = MPIX_ERR_ARG;
+        why = format("ipc_hybrid: rank %d %s %lld bytes for rank %d, which %s %lld", me, write ? "sends" : "receives",
+                     bytes, peer, write ? "expects" : "sends", (long long)peer_exposure_[j].bytes);
+      }
+    }
+    if (code == MPIX_SUCCESS && device) MPIX_TRY(check_device(&code, &why));
+    int all_code = 0;
+    MPIX_CHECK_MPI(MPI_Allreduce(&code, &all_code, 1, MPI_INT, MPI_MAX, comm_));
+    if (code != MPIX_SUCCESS) return fail(code, why);
+    if (all_code != MPIX_SUCCESS)
+      return fail(all_code, "ipc_hybrid: another rank refused the exchange (block sizes of a node pair disagree, "
+                            "or device memory it cannot move)");
+    device_ = device;
+    init_stats.scratch_bytes = send_runs_.staging_bytes() + recv_runs_.staging_bytes() + own_staging_.size();
+    return MPIX_SUCCESS;
+  }
+
+  int start() override {
+    stats = PlanStats{};
+    stats.scratch_bytes = init_stats.scratch_bytes;
+    stats.rounds = ex_.size > 1 ? 1 : 0;
+    requests_.clear();
+    ready_.assign(members_.size(), MPI_REQUEST_NULL);
+    MPIX_TRY(send_runs_.pack(comm_));
+    Traffic traffic(comm_, tag_);
+    for (int peer : recv_peers_) {
+      requests_.emplace_back();
+      MPIX_TRY(traffic.irecv(Message{ex_.recv.block(peer), peer}, &requests_.back(), kTagBlock));
+    }
+    for (int peer : send_peers_) {
+      requests_.emplace_back();
+      MPIX_TRY(traffic.isend(Message{ex_.send.block(peer), peer}, &requests_.back(), stats, kTagBlock));
+    }
+    const bool write = direction_ == CopyDirection::write;
+    for (int j = 0; j < (int)members_.size(); ++j) {
+      const int peer = members_[j];
+      if (write ? direct_in_[j] : direct_out_[j]) {  // exposes to peer
+        requests_.emplace_back();
+        MPIX_CHECK_MPI(MPI_Isend(nullptr, 0, MPI_BYTE, peer, tag_ + kTagReady, comm_, &requests_.back()));
+        requests_.emplace_back();
+        MPIX_CHECK_MPI(MPI_Irecv(nullptr, 0, MPI_BYTE, peer, tag_ + kTagDone, comm_, &requests_.back()));
+        stats.metadata_messages += 1;
+      }
+      if (write ? direct_out_[j] : direct_in_[j])  // copies with peer
+        MPIX_CHECK_MPI(MPI_Irecv(nullptr, 0, MPI_BYTE, peer, tag_ + kTagReady, comm_, &ready_[j]));
+    }
+    return MPIX_SUCCESS;
+  }
+
+  int wait() override {
+    bool done = false;
+    return progress(true, &done);
+  }
+
+  int test(bool* done) override { return progress(false, done); }
+
+ private:
+  // The own block first, then the direct copies in the paper's order, each once its
+  // peer is ready, then the messages. Blocking, to the end; else as far as it can
+  // go without waiting (MPIX_Test), resuming at the next copy.
+  int progress(bool blocking, bool* done) {
+    *done = false;
+    const bool write = direction_ == CopyDirection::write;
+    const int q = (int)members_.size();
+    if (next_copy_ == 0) {
+      copy_rc_ = device_ ? device_memcpy(ex_.recv.block(ex_.rank).first_byte(), ex_.send.block(ex_.rank).first_byte(),
+                                         (std::size_t)ex_.send.block_bytes(ex_.rank))
+                         : copy_block(ex_.send.block(ex_.rank), ex_.recv.block(ex_.rank), own_staging_.data(), comm_);
+      next_copy_ = 1;
+    }
+    for (; next_copy_ < std::max(q, 1); ++next_copy_) {
+      const int i = next_copy_;
+      const int j = write ? (local_ + i) % q : (local_ - i + q) % q;
+      if (!(write ? direct_out_[j] : direct_in_[j])) continue;
+      const int peer = members_[j];
+      if (blocking) {
+        MPIX_TRY(wait_all(1, &ready_[j], comm_));
+      } else {
+        int ready = 0;
+        MPIX_TRY(test_one(&ready_[j], &ready, comm_));
+        if (!ready) return MPIX_SUCCESS;
+      }
+      if (copy_rc_ == MPIX_SUCCESS) {
+        char* local = write ? send_runs_.addr(peer) : recv_runs_.addr(peer);
+        long long bytes = write ? ex_.send.block_bytes(peer) : ex_.recv.block_bytes(peer);
+        copy_rc_ = direct_copy_->copy(peer, local, peer_exposure_[j], 0, bytes, direction_, memcpy_threshold_);
+        if (copy_rc_ == MPIX_SUCCESS) copy_rc_ = direct_copy_->complete_device_copies();
+      }
+      // "done" even after a failed copy, so that the peer is not left waiting.
+      requests_.emplace_back();
+      MPIX_CHECK_MPI(MPI_Isend(nullptr, 0, MPI_BYTE, peer, tag_ + kTagDone, comm_, &requests_.back()));
+      stats.metadata_messages += 1;
+      // MPICH moves large messages only inside MPI calls: keep them going.
+      int flag = 0;
+      MPIX_TRY(test_all((int)requests_.size(), requests_.data(), &flag, comm_));
+    }
+    if (blocking) {
+      MPIX_TRY(wait_all((int)requests_.size(), requests_.data(), comm_));
+    } else {
+      int flag = 0;
+      MPIX_TRY(test_all((int)requests_.size(), requests_.data(), &flag, comm_));
+      if (!flag) return MPIX_SUCCESS;
+    }
+    requests_.clear();
+    next_copy_ = 0;
+    *done = true;
+    MPIX_TRY(copy_rc_);
+    return recv_runs_.unpack(comm_);
+  }
+
+  // Device memory: blocks go by CUDA IPC or, between nodes and below the
+  // threshold, as messages from device memory, which needs a CUDA-aware MPI;
+  // blocks are copied as runs of bytes, so the datatypes must be contiguous.
+  int check_device(int* code, std::string* why) {
+    bool aware = false;
+    MPIX_TRY(mpi_cuda_aware(info_, &aware));
+    if ((!send_peers_.empty() || !recv_peers_.empty()) && !aware) {
+      *code = MPIX_ERR_UNSUPPORTED;
+      *why = "ipc_hybrid: device buffers and blocks that go by messages (between nodes or below "
+             "mpix_ipc_threshold), but the MPI library is not CUDA-aware (MPIX_Query_cuda_support; "
+             "mpix_cuda_aware=true overrides)";
+      return MPIX_SUCCESS;
+    }
+    for (int peer = 0; peer < ex_.size; ++peer) {
+      if ((ex_.send.block_bytes(peer) > 0 && !ex_.send.block(peer).contiguous()) ||
+          (ex_.recv.block_bytes(peer) > 0 && !ex_.recv.block(peer).contiguous())) {
+        *code = MPIX_ERR_UNSUPPORTED;
+        *why = "ipc_hybrid: device buffers with a non-contiguous datatype (packing device memory is not "
+               "implemented; the other algorithms stage such buffers through host memory)";
+        return MPIX_SUCCESS;
+      }
+    }
+    if (!device_available()) {
+      *code = MPIX_ERR_DEVICE;
+      *why = "ipc_hybrid: device buffers but " + device_unavailable_reason();
+    }
+    return MPIX_SUCCESS;
+  }
+
+  // Fills peer_exposure_[j]: what this rank reaches at node peer j.
+  int gather_exposures(MPI_Comm node_comm, const std::vector<Exposure>& mine) {
+    const int q = (int)members_.size();
+    // Evenly spaced: exposure j = exposure 0 + j * stride, all of one size and one
+    // allocation (a uniform exchange into one buffer).
+    const Exposure* first = nullptr;
+    int first_index = 0;
+    long long stride = 0;
+    bool regular = true;
+    for (int j = 0; j < q && regular; ++j) {
+      if (!mine[j].address) continue;
+      if (!first) {
+        first = &mine[j];
+        first_index = j;
+        continue;
+      }
+      long long step = (long long)(mine[j].address - first->address);
+      if (stride == 0 && j > first_index) {
+        if (step % (j - first_index) != 0) regular = false;
+        stride = step / (j - first_index);
+      }
+      regular = regular && step == stride * (j - first_index) && mine[j].bytes == first->bytes &&
+                mine[j].device == first->device &&
+                !std::memcmp(mine[j].ipc_handle, first->ipc_handle, sizeof first->ipc_handle);
+    }
+    int local_regular = regular ? 1 : 0, all_regular = 0;
+    MPIX_CHECK_MPI(MPI_Allreduce(&local_regular, &all_regular, 1, MPI_INT, MPI_MIN, node_comm));
+    peer_exposure_.assign(q, Exposure{});
+    if (all_regular) {
+      // The alltoall path: each rank sends one record, its exposure for local rank 0.
+      struct Regular {
+        Exposure base;
+        std::int64_t stride;
+        std::int64_t present;
+      } card{};
+      if (first) {
+        card.base = *first;
+        card.base.address -= (std::uint64_t)(stride * first_index);
+        card.base.alloc_offset -= (std::uint64_t)(stride * first_index);
+        card.stride = stride;
+        card.present = 1;
+      }
+      std::vector<Regular> cards(q);
+      MPIX_CHECK_MPI(MPI_Allgather(&card, (int)sizeof card, MPI_BYTE, cards.data(), (int)sizeof card, MPI_BYTE,
+                                   node_comm));
+      for (int j = 0; j < q; ++j) {
+        if (!cards[j].present) continue;
+        // The peer's exposure for this rank: its base + local_ * stride.
+        peer_exposure_[j] = cards[j].base;
+        peer_exposure_[j].address += (std::uint64_t)(cards[j].stride * local_);
+        peer_exposure_[j].alloc_offset += (std::uint64_t)(cards[j].stride * local_);
+      }
+      init_stats.metadata_messages += q - 1;
+      init_stats.metadata_bytes += (long long)(q - 1) * (long long)sizeof(Regular);
+      return MPIX_SUCCESS;
+    }
+    MPIX_CHECK_MPI(MPI_Alltoall(mine.data(), (int)sizeof(Exposure), MPI_BYTE, peer_exposure_.data(),
+                                (int)sizeof(Exposure), MPI_BYTE, node_comm));
+    init_stats.metadata_messages += q - 1;
+    init_stats.metadata_bytes += (long long)(q - 1) * (long long)sizeof(Exposure);
+    return MPIX_SUCCESS;
+  }
+
+  Exchange ex_;
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  int tag_ = 0, local_ = 0;
+  long long memcpy_threshold_ = 0;
+  std::vector<int> members_;
+  MemoryType send_type_ = MemoryType::host, recv_type_ = MemoryType::host;
+  DirectCopy* direct_copy_ = nullptr;
+  CopyDirection direction_ = CopyDirection::write;
+  bool device_ = false;
+  const MPIX_Info_s* info_ = nullptr;  // the call's hints (mpix_cuda_aware), during init
+  std::vector<bool> direct_out_, direct_in_;  // by local rank
+  ByteSide send_runs_, recv_runs_;
+  ScratchBuffer own_staging_;
+  std::vector<Exposure> peer_exposure_;
+  std::vector<int> recv_peers_, send_peers_;
+  int next_copy_ = 0;           // the next direct copy of a wait or test in progress
+  int copy_rc_ = MPIX_SUCCESS;  // the first failed copy of this start
+  std::vector<MPI_Request> requests_, ready_;
+};
+
+}  // namespace
+
+int create_ipc_hybrid(const PlanContext& context, std::unique_ptr<Plan>* plan) {
+  auto made = std::make_unique<IpcHybrid>();
+  MPIX_TRY(made->init(context));
+  *plan = std::move(made);
+  return MPIX_SUCCESS;
+}
+
+}  // namespace mpix
