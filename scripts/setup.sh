@@ -9,8 +9,10 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 MPI="${MPIX_MPI:-mpich}"
 # libsimgrid-dev: SimGrid's SMPI (smpicxx, smpirun), for the simulated build that the
 # smpi-smoke test builds and runs (scripts/build-smpi.sh).
-PACKAGES=(g++ pkg-config meson ninja-build mpich libmpich-dev catch2 libsimgrid-dev)
-[ "$MPI" = "ompi" ] && PACKAGES+=(openmpi-bin libopenmpi-dev)
+# openmpi-bin, libopenmpi-dev: the Open MPI build (MPIX_MPI=ompi), which
+# scripts/test.sh runs too; clang-14, libclang-rt-14-dev: libFuzzer (scripts/fuzz.sh).
+PACKAGES=(g++ pkg-config meson ninja-build mpich libmpich-dev catch2 libsimgrid-dev
+          openmpi-bin libopenmpi-dev clang-14 libclang-rt-14-dev)
 
 missing=()
 for package in "${PACKAGES[@]}"; do
