@@ -106,6 +106,11 @@ SpmvNeeds read_spmv_needs(std::istream& in, int size, std::string* error) {
     *error = "bad size line";
     return result;
   }
+  // Both triangles of a symmetric file index rows by columns and columns by rows.
+  if (symmetric && rows != cols) {
+    *error = "symmetric but not square (" + std::to_string(rows) + " x " + std::to_string(cols) + ")";
+    return result;
+  }
   std::vector<std::map<int, std::set<int>>> needs(size);
   auto add = [&](long long i, long long j) {
     int r = block_owner((int)rows, size, (int)i), q = block_owner((int)cols, size, (int)j);
