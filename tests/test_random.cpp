@@ -16,6 +16,7 @@
 // alone (`--seed S+k --cases 1` at the same rank count). docs/testing.md.
 #include <mpi.h>
 
+#include <algorithm>
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
@@ -177,7 +178,7 @@ int units(const Case& c, int source, int dest) {
 
 // Maps the drawn parameters into the ranges that info.cpp and the algorithm accept,
 // now that the largest node (q_max) is known.
-void resolve_keys(Case& c, int q_max) {
+void resolve_keys(Case& c, int q_max, long long max_block_bytes) {
   const bool hierarchical = c.algorithm.rfind("tuna_hier", 0) == 0;
   const int n = c.ranks;
   c.keys.clear();
@@ -197,7 +198,10 @@ void resolve_keys(Case& c, int q_max) {
       case mpix::Param::stride: value = std::to_string(1 + (int)(raw % (std::uint64_t)(n + 2))); break;
       case mpix::Param::max_queue: value = std::to_string(2 + (int)(raw % (std::uint64_t)(2 * n + 1))); break;
       case mpix::Param::segment_bytes:
-        value = std::to_string((1LL << (raw % 15)) + (long long)((raw >> 8) % 7));
+        // At most 64 segments per block: one message per segment, and a case
+        // should take seconds, not hours (2-byte segments of a 31 KB block at 8
+        // ranks are 127 000 messages per rank).
+        value = std::to_string(std::max((1LL << (raw % 15)) + (long long)((raw >> 8) % 7), (max_block_bytes + 63) / 64));
         break;
       case mpix::Param::seed: value = std::to_string((long long)(raw >> 1) * ((raw >> 63) ? -1 : 1)); break;
     }
@@ -225,7 +229,7 @@ std::string describe(const Case& c) {
 
 // Runs one case on every rank of MPI_COMM_WORLD (those outside the drawn
 // sub-communicator only take part in its creation). True on every rank if it passed.
-bool run_case(Case& c, const harness::TypeCase& type, std::string* why) {
+bool run_case(Case& c, const harness::TypeCase& type, bool print, std::string* why) {
   const int world_rank = harness::world_rank();
   MPI_Comm sub = MPI_COMM_NULL;
   MPI_Comm_split(MPI_COMM_WORLD, world_rank < c.ranks ? 0 : MPI_UNDEFINED, c.key[world_rank], &sub);
@@ -241,7 +245,16 @@ bool run_case(Case& c, const harness::TypeCase& type, std::string* why) {
     int local_size = 0, q_max = 0;
     if (comm) MPIX_Comm_locality(comm, nullptr, nullptr, &local_size, nullptr);
     MPI_Allreduce(&local_size, &q_max, 1, MPI_INT, MPI_MAX, sub);
-    resolve_keys(c, q_max);
+    long long max_block_bytes = 0;
+    for (int source = 0; source < c.ranks; ++source)
+      for (int dest = 0; dest < c.ranks; ++dest)
+        max_block_bytes = std::max(max_block_bytes, (long long)units(c, source, dest) * type.unit_bytes);
+    resolve_keys(c, q_max, max_block_bytes);
+    if (print) {
+      // Before the run, so that a hang shows its case.
+      std::printf("%s: ", describe(c).c_str());
+      std::fflush(stdout);
+    }
     if (harness::all_ranks(ok, sub)) {
       harness::ExchangeCase e;
       e.alltoall = c.alltoall;
@@ -307,15 +320,11 @@ int main(int argc, char** argv) {
     const harness::TypeCase* type = nullptr;
     for (const auto& t : types)
       if (t.name == c.types) type = &t;
-    if (rank == 0 && !quiet) {
-      // Printed before the run, so that a hang shows its case; the keys follow after.
-      std::printf("case %lld seed %" PRIu64 ": ", k, c.seed);
-      std::fflush(stdout);
-    }
+    if (rank == 0 && !quiet) std::printf("case %lld seed %" PRIu64 ": ", k, c.seed);
     std::string why;
-    bool ok = run_case(c, *type, &why);
+    bool ok = run_case(c, *type, rank == 0 && !quiet, &why);
     if (!why.empty()) std::fprintf(stderr, "  rank %d: %s\n", rank, why.c_str());
-    if (rank == 0 && !quiet) std::printf("%s: %s\n", describe(c).c_str(), ok ? "ok" : "FAILED");
+    if (rank == 0 && !quiet) std::printf("%s\n", ok ? "ok" : "FAILED");
     if (!ok) {
       ++failed;
       if (rank == 0)
