@@ -11,8 +11,10 @@ MPI="${MPIX_MPI:-mpich}"
 # smpi-smoke test builds and runs (scripts/build-smpi.sh).
 # gfortran, valgrind, cmake: the interpose tests (Fortran programs, leaks after
 # MPI_Finalize) and the packaging test (a CMake consumer project).
-PACKAGES=(g++ pkg-config meson ninja-build mpich libmpich-dev catch2 libsimgrid-dev gfortran valgrind cmake)
-[ "$MPI" = "ompi" ] && PACKAGES+=(openmpi-bin libopenmpi-dev)
+# openmpi-bin, libopenmpi-dev: the Open MPI build (MPIX_MPI=ompi), which
+# scripts/test.sh runs too; clang-14, libclang-rt-14-dev: libFuzzer (scripts/fuzz.sh).
+PACKAGES=(g++ pkg-config meson ninja-build mpich libmpich-dev catch2 libsimgrid-dev gfortran valgrind cmake
+          openmpi-bin libopenmpi-dev clang-14 libclang-rt-14-dev)
 
 missing=()
 for package in "${PACKAGES[@]}"; do

@@ -3,6 +3,7 @@
 #pragma once
 #include <mpi.h>
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -13,8 +14,8 @@ namespace harness {
 
 int world_rank();
 int world_size();
-// True on every rank when `ok` is true on every rank.
-bool all_ranks(bool ok);
+// True on every rank (of `comm`) when `ok` is true on every rank.
+bool all_ranks(bool ok, MPI_Comm comm = MPI_COMM_WORLD);
 
 // A pair of datatypes with the same signature per unit of data: a unit is
 // send_per_unit elements of `send` and recv_per_unit elements of `recv`.
@@ -63,6 +64,28 @@ struct DenseCase {
   bool large_count = false;       // through MPIX_Alltoall(v)(_plan)_c
   std::string describe() const;
 };
+
+// A dense exchange given by its block sizes, on any communicator: units(source,
+// dest) is the number of TypeCase units from source to dest (the same on every
+// rank; for in-place only source <= dest is asked, the exchange is symmetric; for
+// alltoall it must not depend on its arguments).
+struct ExchangeCase {
+  bool alltoall = false;
+  const TypeCase* types = nullptr;
+  Mode mode = Mode::blocking;
+  bool in_place = false;
+  int starts = 1;
+  std::string algorithm;  // empty: auto
+  std::vector<std::pair<const char*, std::string>> keys;
+  std::function<int(int source, int dest)> units;
+  bool large_count = false;  // through MPIX_Alltoall(v)(_plan)_c
+};
+
+// Runs the case through MPIX on `comm` and MPI_Alltoall(v) on `mpi` (the MPI
+// communicator of `comm`) with the same arguments; true on every rank of `mpi` when
+// all receive buffers (guards, holes and gaps included) are equal byte for byte and
+// every call succeeded. `why` gets the first problem seen on this rank.
+bool run_exchange(const ExchangeCase& c, MPIX_Comm* comm, MPI_Comm mpi, std::string* why);
 
 // Runs the case through MPIX on `comm` and MPI_Alltoallv on MPI_COMM_WORLD with
 // the same arguments; true on every rank when all receive buffers (guards, holes

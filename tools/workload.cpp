@@ -1,7 +1,10 @@
 #include "workload.hpp"
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
+#include <set>
+#include <sstream>
 
 namespace mpix {
 namespace workload {
@@ -84,6 +87,47 @@ int block_owner(int n, int size, int item) {
   while (block_first(n, size, rank + 1) <= item) ++rank;
   while (block_first(n, size, rank) > item) --rank;
   return rank;
+}
+
+SpmvNeeds read_spmv_needs(std::istream& in, int size, std::string* error) {
+  error->clear();
+  SpmvNeeds result(size);
+  std::string line;
+  if (!std::getline(in, line) || line.rfind("%%MatrixMarket matrix coordinate", 0) != 0) {
+    *error = "not a readable Matrix Market coordinate file";
+    return result;
+  }
+  const bool symmetric = line.find("symmetric") != std::string::npos || line.find("hermitian") != std::string::npos;
+  while (std::getline(in, line) && (line.empty() || line[0] == '%')) {
+  }
+  long long rows = 0, cols = 0, entries = 0;
+  if (!(std::istringstream(line) >> rows >> cols >> entries) || rows <= 0 || cols <= 0 || rows > INT_MAX ||
+      cols > INT_MAX) {
+    *error = "bad size line";
+    return result;
+  }
+  // Both triangles of a symmetric file index rows by columns and columns by rows.
+  if (symmetric && rows != cols) {
+    *error = "symmetric but not square (" + std::to_string(rows) + " x " + std::to_string(cols) + ")";
+    return result;
+  }
+  std::vector<std::map<int, std::set<int>>> needs(size);
+  auto add = [&](long long i, long long j) {
+    int r = block_owner((int)rows, size, (int)i), q = block_owner((int)cols, size, (int)j);
+    if (q != r) needs[r][q].insert((int)j);
+  };
+  for (long long k = 0; k < entries && std::getline(in, line); ++k) {
+    long long i = 0, j = 0;
+    if (!(std::istringstream(line) >> i >> j) || i < 1 || j < 1 || i > rows || j > cols) {
+      *error = "bad entry '" + line + "'";
+      return result;
+    }
+    add(i - 1, j - 1);
+    if (symmetric && i != j) add(j - 1, i - 1);
+  }
+  for (int r = 0; r < size; ++r)
+    for (const auto& kv : needs[r]) result[r][kv.first].assign(kv.second.begin(), kv.second.end());
+  return result;
 }
 
 }  // namespace workload

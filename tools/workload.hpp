@@ -3,6 +3,8 @@
 // knows its counts without communicating.
 #pragma once
 #include <cstdint>
+#include <istream>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -36,6 +38,14 @@ long long block_bytes(Distribution distribution, long long max_bytes, int source
 // [block_first(r), block_first(r + 1)).
 int block_first(int n, int size, int rank);
 int block_owner(int n, int size, int item);
+
+// The SpMV pattern of a Matrix Market coordinate matrix (paper 001, section V), rows
+// and x split by block_first(): needs[r][q] is the sorted set of columns of x that
+// rank r needs from rank q != r (symmetric and hermitian files count both
+// triangles). On a malformed file `error` says what is wrong (else it is empty).
+// No MPI (the fuzz target fuzz/fuzz_matrix_market.cpp calls it).
+using SpmvNeeds = std::vector<std::map<int, std::vector<int>>>;
+SpmvNeeds read_spmv_needs(std::istream& in, int size, std::string* error);
 
 }  // namespace workload
 }  // namespace mpix

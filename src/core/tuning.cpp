@@ -77,6 +77,10 @@ bool parse_condition_range(const std::string& text, double* lo, double* hi) {
 int load_tuning_table(const std::string& path, TuningTable* table) {
   std::ifstream in(path);
   if (!in) return fail(MPIX_ERR_TUNING_FILE, "tuning file " + path + ": cannot be opened");
+  return parse_tuning_table(in, path, table);
+}
+
+int parse_tuning_table(std::istream& in, const std::string& path, TuningTable* table) {
   table->path = path;
   table->rules.clear();
   unsigned long long hash = 1469598103934665603ull;

@@ -11,6 +11,7 @@
 // kConditionNames. The first rule that matches the call wins; no match falls back
 // to the built-in model.
 #pragma once
+#include <istream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -53,6 +54,9 @@ struct TuningTable {
 // Reads and checks a tuning file; MPIX_ERR_TUNING_FILE naming the file, the line
 // and the problem when it is missing, unreadable or malformed.
 int load_tuning_table(const std::string& path, TuningTable* table);
+// The same, reading the rules from `in`; `path` names it in messages. No MPI (the
+// fuzz target fuzz/fuzz_tuning.cpp calls it).
+int parse_tuning_table(std::istream& in, const std::string& path, TuningTable* table);
 
 // A copy of `info` with the rule's hints added where neither the info nor the
 // environment sets them.

@@ -45,37 +45,14 @@ SddePattern matrix_pattern(const std::string& path, mpix::Op op, int size, std::
   p.name = slash == std::string::npos ? path : path.substr(slash + 1);
   p.sends.resize(size);
   std::ifstream in(path);
-  std::string line;
-  if (!in || !std::getline(in, line) || line.rfind("%%MatrixMarket matrix coordinate", 0) != 0) {
-    *error = "--matrix " + path + ": not a readable Matrix Market coordinate file";
+  const mpix::workload::SpmvNeeds needs = mpix::workload::read_spmv_needs(in, size, error);
+  if (!error->empty()) {
+    *error = "--matrix " + path + ": " + *error;
     return p;
-  }
-  const bool symmetric = line.find("symmetric") != std::string::npos || line.find("hermitian") != std::string::npos;
-  while (std::getline(in, line) && (line.empty() || line[0] == '%')) {
-  }
-  long long rows = 0, cols = 0, entries = 0;
-  if (!(std::istringstream(line) >> rows >> cols >> entries) || rows <= 0 || cols <= 0 || rows > INT_MAX ||
-      cols > INT_MAX) {
-    *error = "--matrix " + path + ": bad size line";
-    return p;
-  }
-  std::vector<std::map<int, std::set<int>>> needs(size);
-  auto add = [&](long long i, long long j) {
-    int r = block_owner((int)rows, size, (int)i), q = block_owner((int)cols, size, (int)j);
-    if (q != r) needs[r][q].insert((int)j);
-  };
-  for (long long k = 0; k < entries && std::getline(in, line); ++k) {
-    long long i = 0, j = 0;
-    if (!(std::istringstream(line) >> i >> j) || i < 1 || j < 1 || i > rows || j > cols) {
-      *error = "--matrix " + path + ": bad entry '" + line + "'";
-      return p;
-    }
-    add(i - 1, j - 1);
-    if (symmetric && i != j) add(j - 1, i - 1);
   }
   for (int r = 0; r < size; ++r)
     for (const auto& kv : needs[r]) {
-      std::vector<int> columns(kv.second.begin(), kv.second.end());
+      std::vector<int> columns = kv.second;
       if (op == mpix::kAlltoallCrs) columns = {(int)columns.size()};
       p.sends[r].push_back({kv.first, columns});
     }
