@@ -204,6 +204,10 @@ void resolve_keys(Case& c, int q_max, long long max_block_bytes) {
         value = std::to_string(std::max((1LL << (raw % 15)) + (long long)((raw >> 8) % 7), (max_block_bytes + 63) / 64));
         break;
       case mpix::Param::seed: value = std::to_string((long long)(raw >> 1) * ((raw >> 63) ? -1 : 1)); break;
+      case mpix::Param::ipc_threshold:
+      case mpix::Param::memcpy_threshold:  // ipc_hybrid's: any size in bytes
+        value = std::to_string((long long)(raw % 65536));
+        break;
     }
     c.keys.emplace_back(mpix::param_key(drawn.first), value);
   }
