@@ -4,8 +4,8 @@
 #    [0, S]) run by every algorithm of the registry and by `auto` on 4 ranks as 2
 #    emulated nodes, each checked byte for byte against MPI_Alltoallv (pmpi). On a
 #    small machine these times measure the scheduler, not the algorithms.
-# 2. What the algorithms gain at scale: 256 simulated ranks (SimGrid SMPI, 64 nodes
-#    x 4) on a fat tree, a few algorithms and `auto` against SMPI's MPI_Alltoallv with
+# 2. What the algorithms gain at scale: 256 simulated ranks (SimGrid SMPI, 8 nodes
+#    x 32) on a fat tree, a few algorithms and `auto` against SMPI's MPI_Alltoallv with
 #    MPICH's selection (bench/demo-simulated; deterministic simulated times).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
@@ -13,5 +13,5 @@ echo "== real MPI (MPICH), 4 ranks as 2 emulated nodes: every algorithm, checked
 mpiexec.mpich -n 4 "$BUILD_DIR/tools/mpix-bench" --op alltoallv --algorithms all \
   --sizes 16,256,4k --dist uniform --iters 20 --ppn 2 --check "$@"
 echo
-echo "== simulated (SimGrid SMPI), 256 ranks as 64 nodes x 4 on a fat tree: the gain at scale"
+echo "== simulated (SimGrid SMPI), 256 ranks as 8 nodes x 32 on a fat tree: the gain at scale"
 "$ROOT/bench/demo-simulated"
