@@ -277,7 +277,8 @@ TEST_CASE("every algorithm with blocks more than 2^32 bytes apart", "[sparse]") 
 TEST_CASE("plans of blocks of 2^40 bytes: built without the memory, or out of memory cleanly", "[plans]") {
   const int size = harness::world_size();
   harness::Comm comm;
-  static char anchor[64];
+  // Send and receive buffers must differ (aliasing them is an error, as in MPI).
+  static char anchor[64], anchor2[64];
   const MPI_Count huge = 1024 * kGiB;  // bytes per block
   // Algorithms that take no scratch for contiguous blocks plan without touching
   // or allocating the blocks; the plans are freed unstarted.
@@ -285,7 +286,7 @@ TEST_CASE("plans of blocks of 2^40 bytes: built without the memory, or out of me
                            "random_segmented"}) {
     harness::Info info{{"mpix_alltoall_algorithm", name}};
     MPIX_Request* request = nullptr;
-    int rc = MPIX_Alltoall_plan_c(anchor, huge, MPI_BYTE, anchor, huge, MPI_BYTE, info.info, comm.comm, &request);
+    int rc = MPIX_Alltoall_plan_c(anchor, huge, MPI_BYTE, anchor2, huge, MPI_BYTE, info.info, comm.comm, &request);
     INFO(name << ": " << MPIX_Last_error_message());
     CHECK(harness::all_ranks(rc == MPIX_SUCCESS));
     if (request) CHECK(request->algorithm == name);
@@ -297,20 +298,20 @@ TEST_CASE("plans of blocks of 2^40 bytes: built without the memory, or out of me
   {
     harness::Info info{{"mpix_alltoallv_algorithm", "pmpi"}};
     MPIX_Request* request = nullptr;
-    int rc = MPIX_Alltoallv_plan_c(anchor, counts.data(), displs.data(), MPI_BYTE, anchor, counts.data(),
+    int rc = MPIX_Alltoallv_plan_c(anchor, counts.data(), displs.data(), MPI_BYTE, anchor2, counts.data(),
                                    displs.data(), MPI_BYTE, info.info, comm.comm, &request);
     CHECK(harness::all_ranks(rc == MPIX_SUCCESS));
     if (request) MPIX_Request_free(&request);
   }
   // Counts whose bytes 64-bit offsets cannot hold are refused, not wrapped.
   {
-    int rc = MPIX_Alltoall_c(anchor, (MPI_Count)1 << 62, MPI_BYTE, anchor, (MPI_Count)1 << 62, MPI_BYTE, nullptr,
+    int rc = MPIX_Alltoall_c(anchor, (MPI_Count)1 << 62, MPI_BYTE, anchor2, (MPI_Count)1 << 62, MPI_BYTE, nullptr,
                              comm.comm);
     CHECK(harness::all_ranks(rc == MPIX_ERR_ARG));
     CHECK(harness::message_has("recvcount=4611686018427387904: more bytes than 64-bit offsets hold"));
     std::vector<MPI_Aint> far(displs);
     far[0] = (MPI_Aint)1 << 61;
-    rc = MPIX_Alltoallv_c(anchor, counts.data(), displs.data(), MPI_BYTE, anchor, counts.data(), far.data(),
+    rc = MPIX_Alltoallv_c(anchor, counts.data(), displs.data(), MPI_BYTE, anchor2, counts.data(), far.data(),
                           MPI_BYTE, nullptr, comm.comm);
     CHECK(harness::all_ranks(rc == MPIX_ERR_ARG));
     CHECK(harness::message_has("rdispls[0]=2305843009213693952: more bytes than 64-bit offsets hold"));
@@ -328,7 +329,7 @@ TEST_CASE("plans of blocks of 2^40 bytes: built without the memory, or out of me
   // A non-contiguous own block is staged for its copy.
   TestTypes types;
   harness::Info info{{"mpix_alltoallv_algorithm", "pairwise"}};
-  rc = MPIX_Alltoallv_c(anchor, counts.data(), displs.data(), types.vector, anchor, counts.data(), displs.data(),
+  rc = MPIX_Alltoallv_c(anchor, counts.data(), displs.data(), types.vector, anchor2, counts.data(), displs.data(),
                         types.vector, info.info, comm.comm);
   CHECK(harness::all_ranks(rc == MPIX_ERR_NO_MEM));
 #endif
