@@ -4,7 +4,7 @@
 #   random    the randomized differential test under MPICH (suite 'random')
 #   ompi      the same suite, random included, against Open MPI (build-ompi/)
 #   sanitize  AddressSanitizer + UBSan build (build-sanitize/), a representative subset
-#   fuzz      the libFuzzer targets for FUZZ_SECONDS each (default 30; scripts/fuzz.sh)
+#   fuzz      the libFuzzer targets for FUZZ_SECONDS each (default 10; scripts/fuzz.sh)
 # Each part prints its time; the end is one combined summary in Meson's format
 # (Ok: N ... Fail: M) and a line "N passed, M failed". Exits non-zero if any part
 # failed. MPIX_TEST_PARTS=mpich,ompi (say) runs only those parts.
@@ -25,9 +25,9 @@ if (($# > 0)) || [ -n "${MPIX_MPI:-}" ] || [ "${MPIX_SANITIZE:-0}" = 1 ]; then
 fi
 
 PARTS="${MPIX_TEST_PARTS:-mpich,random,ompi,sanitize,fuzz}"
-# Under the sanitizers, programs run several times slower: one to four ranks of
-# every test program, 5 and 7 ranks of the randomized test.
-SANITIZE_TESTS=(core-np1 core-np4 alltoall-np3 alltoall-np4 c-api-np3 logtime-np5 sdde-np4-ppn2 random-np4 random-np7)
+# Under the sanitizers, programs run several times slower: one to five ranks of a
+# representative set of the test programs.
+SANITIZE_TESTS=(core-np1 core-np4 alltoall-np3 c-api-np3 logtime-np5 sdde-np4-ppn2 robust-np3 model-np1 random-np4)
 
 declare -A ok fail skip timeout seconds status
 order=()
@@ -82,7 +82,7 @@ has random && run_part random build_and_test MPIX_MPI=mpich -- --suite random
 # the MPI: they run once, in the MPICH part.
 has ompi && run_part ompi build_and_test MPIX_MPI=ompi -- --no-suite smpi --no-suite bench --no-suite largecount
 has sanitize && run_part sanitize build_and_test MPIX_MPI=mpich MPIX_SANITIZE=1 -- "${SANITIZE_TESTS[@]}"
-has fuzz && run_part fuzz nice "$ROOT/scripts/fuzz.sh" "${FUZZ_SECONDS:-30}"
+has fuzz && run_part fuzz nice "$ROOT/scripts/fuzz.sh" "${FUZZ_SECONDS:-10}"
 
 echo
 echo "======== summary"

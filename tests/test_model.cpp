@@ -236,7 +236,7 @@ TEST_CASE("cost models count what their plans do", "[model][counts]") {
       for (mpix::Param param : algorithm.params) {
         if (param == mpix::Param::seed) continue;
         std::vector<long long> range = mpix::parameter_range(param, size);
-        for (std::size_t i = 0; i < range.size(); i += 2) {
+        for (std::size_t i = 0; i < range.size(); i += 3) {
           long long value = range[i];
           if (param == mpix::Param::radix && value > (std::string(algorithm.name).rfind("tuna_hier", 0) == 0 ? ppn : size)) continue;
           if (param == mpix::Param::segment_bytes && value > 4096) continue;
