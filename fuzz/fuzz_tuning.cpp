@@ -39,9 +39,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       for (mpix::Param param : rule.algorithm->params) taken = taken || hint.first == mpix::param_key(param);
       CHECK(taken);
     }
-    // The first rule matching its own lower corner is this one or an earlier one.
-    if (rule.min_ranks <= INT32_MAX) {
-      const mpix::TuningRule* hit = table.match(rule.op, (int)rule.min_ranks, rule.min_bytes);
+    for (const mpix::TuningCondition& condition : rule.conditions) CHECK(condition.lo <= condition.hi);
+    // The first rule matching its own lower corner is this one or an earlier one
+    // (for a rule without conditions on the distribution: the corner's other facts
+    // are the defaults).
+    if (rule.min_ranks <= INT32_MAX && rule.conditions.empty()) {
+      mpix::ExchangeFacts corner;
+      corner.ranks = (int)rule.min_ranks;
+      corner.max_block = rule.min_bytes;
+      const mpix::TuningRule* hit = table.match(rule.op, corner);
       CHECK(hit && hit->line <= rule.line);
     }
   }
