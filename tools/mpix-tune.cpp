@@ -64,16 +64,6 @@ struct Options {
   bool ppn_given = false;
 };
 
-std::vector<std::string> split(const std::string& text) {
-  std::vector<std::string> parts;
-  std::size_t begin = 0;
-  for (;;) {
-    std::size_t end = text.find(',', begin);
-    parts.push_back(text.substr(begin, end == std::string::npos ? std::string::npos : end - begin));
-    if (end == std::string::npos) return parts;
-    begin = end + 1;
-  }
-}
 
 std::string parse(int argc, char** argv, Options* o) {
   for (int i = 1; i < argc; ++i) {
@@ -107,21 +97,17 @@ std::string parse(int argc, char** argv, Options* o) {
     } else if (arg == "--sizes") {
       if (!next()) return "--sizes needs a value";
       o->sizes.clear();
-      for (std::string part : split(value)) {
-        long long unit = 1;
-        if (!part.empty() && (part.back() == 'k' || part.back() == 'm')) {
-          unit = part.back() == 'k' ? 1024 : 1048576;
-          part.pop_back();
-        }
-        if (!mpix::parse_integer(part, &number) || number < 0 || number > (1LL << 30) / unit)
-          return "--sizes: '" + part + "' is not a size (bytes, suffix k or m, at most 1 GiB)";
-        o->sizes.push_back(number * unit);
+      for (const std::string& part : bench::split(value, ',')) {
+        long long bytes = 0;
+        if (!bench::parse_size(part, &bytes))
+          return "--sizes: '" + part + "' is not a size (bytes >= 0, suffix k or m, at most 2^31-1)";
+        o->sizes.push_back(bytes);
       }
       std::sort(o->sizes.begin(), o->sizes.end());
     } else if (arg == "--dist") {
       if (!next()) return "--dist needs a value";
       o->dists.clear();
-      for (const std::string& part : split(value)) {
+      for (const std::string& part : bench::split(value, ',')) {
         Distribution d;
         if (!mpix::workload::parse_distribution(part, &d)) return "--dist: unknown distribution '" + part + "'";
         o->dists.push_back(d);
@@ -143,10 +129,6 @@ std::string parse(int argc, char** argv, Options* o) {
   return "";
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
-}
 
 // --- the machine profile ----------------------------------------------------------
 
@@ -169,7 +151,7 @@ double ping_pong(MPI_Comm comm, int a, int b, int bytes, int reps) {
     double t = (MPI_Wtime() - t0) / 2;
     if (r >= 2) times.push_back(t);
   }
-  double mine = rank == a ? median(times) : 0, all = 0;
+  double mine = rank == a ? bench::median(times) : 0, all = 0;
   MPI_Allreduce(&mine, &all, 1, MPI_DOUBLE, MPI_MAX, comm);
   return all;
 }
@@ -196,7 +178,7 @@ double message_cost(MPI_Comm comm, int a, int b, int count) {
     }
     times.push_back(MPI_Wtime() - t0);
   }
-  double mine = rank == a ? median(times) : 0, all = 0;
+  double mine = rank == a ? bench::median(times) : 0, all = 0;
   MPI_Allreduce(&mine, &all, 1, MPI_DOUBLE, MPI_MAX, comm);
   return all;
 }
@@ -345,7 +327,7 @@ Measured measure(const Options& o, MPIX_Comm* comm, Cell& c, const std::string& 
       }
       if (it > 0) times.push_back(all[0]);
     }
-    if (!times.empty()) m.seconds = median(times);
+    if (!times.empty()) m.seconds = bench::median(times);
   }
   MPIX_Info_free(&info);
   return m;

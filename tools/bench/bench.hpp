@@ -44,6 +44,12 @@ extern const char* const kUsage;
 bool all_succeeded(int rc, MPI_Comm comm, std::string* error);
 
 std::string fixed(double value);
+// The median of `values` (0 for none).
+double median(std::vector<double> values);
+// "a,b,c" -> {"a", "b", "c"}.
+std::vector<std::string> split(const std::string& text, char separator);
+// "4k" -> 4096, "1m" -> 1048576; false if not a size of at most 2^31-1 bytes.
+bool parse_size(const std::string& text, long long* bytes);
 
 // Byte k of the block from `source` to `dest`: never 0xA5 (the fill of receive
 // buffers), and different between blocks, so that a misplaced block shows.

@@ -146,12 +146,6 @@ void build_workload(const Options& o, Distribution dist, long long S, int rank, 
   w->have_reference = false;
 }
 
-double median(std::vector<double> values) {
-  if (values.empty()) return 0;
-  std::sort(values.begin(), values.end());
-  std::size_t n = values.size();
-  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
-}
 
 struct Row {
   std::string algorithm, params;

@@ -54,6 +54,13 @@ bool all_succeeded(int rc, MPI_Comm comm, std::string* error) {
 
 // --- output ---------------------------------------------------------------------
 
+double median(std::vector<double> values) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  std::size_t n = values.size();
+  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
 std::string fixed(double value) {
   char text[64];
   std::snprintf(text, sizeof text, "%.2f", value);
