@@ -140,10 +140,11 @@ struct SizeMismatch {
   }
 };
 
-// Collective on `comm`, at init, before any data moves: every rank fails with
-// MPIX_ERR_ARG if any rank found a mismatch, instead of receiving other bytes into
-// a block (one allreduce of an int).
-int agree_sizes(const SizeMismatch& mismatch, const char* algorithm, MPI_Comm comm);
+// At init, before any data moves: MPIX_ERR_ARG if this rank found a mismatch,
+// instead of receiving other bytes into a block. Local: the count checksum of the
+// call's agreement (core/agreement.hpp) has already failed every rank for counts
+// that disagree, so a mismatch here means two mismatches cancelled in it.
+int report_size_mismatch(const SizeMismatch& mismatch, const char* algorithm, MPI_Comm comm);
 
 int default_radix(int ranks, long long max_block_bytes);
 

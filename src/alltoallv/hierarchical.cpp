@@ -83,7 +83,7 @@ class HierarchicalTuna : public ByteExchangePlan {
       for (int o = 0; o < q; ++o)
         if (routed[local][k] == me && o != local)
           mismatch.check(members[o], core_.arriving_bytes(o, (int)k), recv_.piece(members[o]).bytes);
-    MPIX_TRY(agree_sizes(mismatch, name, comm_));
+    MPIX_TRY(report_size_mismatch(mismatch, name, comm_));
 
     // X: pieces from every origin on the node for each destination elsewhere that
     // this rank serves, by destination, then by origin.

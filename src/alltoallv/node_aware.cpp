@@ -276,7 +276,7 @@ class NodeAware : public StagePlan {
     for (int j = 0; j < q; ++j)
       for (int si = 0; si < recv_counts[j]; ++si)
         mismatch.check(holders[j][si], in[(std::size_t)(recv_displs[j] + si)], ex_.recv.block_bytes(holders[j][si]));
-    return agree_sizes(mismatch, "node_aware", comm_);
+    return report_size_mismatch(mismatch, "node_aware", comm_);
   }
 
   Exchange ex_;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <vector>
 
 #include "comm.hpp"
 #include "error.hpp"
@@ -21,16 +22,30 @@ enum Field : int {
   kMaxRankMessages,
   kIntraNodeBytes,   // sum
   kNonContiguous, kInPlace,
+  kCountChecksum,    // sum modulo 2^64
   kFieldCount
 };
 
 bool is_sum(int field) { return field == kTotalBytes || field == kNonemptyBlocks || field == kIntraNodeBytes; }
 
+long long wrapping_sum(long long a, long long b) {
+  return (long long)((unsigned long long)a + (unsigned long long)b);
+}
+
+// splitmix64's finaliser: weights that no structure of rank numbers cancels.
+unsigned long long mix(unsigned long long x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
 void reduce_records(void* in, void* inout, int* len, MPI_Datatype*) {
   const long long* a = (const long long*)in;
   long long* b = (long long*)inout;
   for (int r = 0; r < *len; ++r, a += kFieldCount, b += kFieldCount)
-    for (int f = 0; f < kFieldCount; ++f) b[f] = is_sum(f) ? b[f] + a[f] : std::max(a[f], b[f]);
+    for (int f = 0; f < kFieldCount; ++f)
+      b[f] = f == kCountChecksum ? wrapping_sum(b[f], a[f]) : is_sum(f) ? b[f] + a[f] : std::max(a[f], b[f]);
 }
 
 }  // namespace
@@ -65,6 +80,22 @@ ExchangeFacts local_facts(const Exchange& ex, const Locality& locality) {
   return facts;
 }
 
+unsigned long long count_checksum(const Exchange& ex, MPIX_Comm_s* comm) {
+  std::vector<unsigned long long>& w = comm->count_weights;  // h(0..P-1), then g(0..P-1)
+  if ((int)w.size() != 2 * ex.size) {
+    w.resize(2 * (std::size_t)ex.size);
+    for (std::size_t i = 0; i < w.size(); ++i) w[i] = mix(i) | 1;
+  }
+  const unsigned long long* h = w.data();
+  const unsigned long long* g = w.data() + ex.size;
+  unsigned long long sent = 0, expected = 0;
+  for (int peer = 0; peer < ex.size; ++peer) {
+    sent += (unsigned long long)ex.send.block_bytes(peer) * g[peer];
+    expected += (unsigned long long)ex.recv.block_bytes(peer) * h[peer];
+  }
+  return h[ex.rank] * sent - g[ex.rank] * expected;
+}
+
 int agree(MPIX_Comm_s* comm, const Agreement& mine, Agreement* all) {
   if (comm->agreement_op == MPI_OP_NULL) {
     MPIX_CHECK_MPI(MPI_Type_contiguous(kFieldCount, MPI_LONG_LONG, &comm->agreement_type));
@@ -88,6 +119,7 @@ int agree(MPIX_Comm_s* comm, const Agreement& mine, Agreement* all) {
   record[kIntraNodeBytes] = f.intra_node_bytes;
   record[kNonContiguous] = !f.contiguous;
   record[kInPlace] = f.in_place;
+  record[kCountChecksum] = (long long)mine.count_checksum;
   long long agreed[kFieldCount];
   MPIX_CHECK_MPI(MPI_Allreduce(record, agreed, 1, comm->agreement_type, comm->agreement_op, comm->lib_comm));
   *all = mine;
@@ -105,6 +137,7 @@ int agree(MPIX_Comm_s* comm, const Agreement& mine, Agreement* all) {
   a.intra_node_bytes = agreed[kIntraNodeBytes];
   a.contiguous = agreed[kNonContiguous] == 0;
   a.in_place = agreed[kInPlace] != 0;
+  all->count_checksum = (unsigned long long)agreed[kCountChecksum];
   return MPIX_SUCCESS;
 }
 

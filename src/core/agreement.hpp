@@ -17,12 +17,26 @@ struct Agreement {
   long long algorithm = -1;     // registry index asked for; -1: auto
   long long hints_hash = 0;     // of every parameter and hint the call may use
   ExchangeFacts facts;          // this rank's part (sums and extremes are agreed)
+  // count_checksum(): agreed, the wrapped sum over ranks, which is zero exactly when
+  // every rank's send sizes match the receive sizes of their destinations (up to a
+  // cancellation between two or more mismatches, of negligible probability).
+  unsigned long long count_checksum = 0;
 };
 
 // This rank's part of the facts of `exchange` on a communicator with `locality`.
 struct Exchange;
 class Locality;
 ExchangeFacts local_facts(const Exchange& exchange, const Locality& locality);
+
+// This rank's part of the count checksum: sum over destinations t of
+// send_bytes(t) * w(me, t), minus sum over sources o of recv_bytes(o) * w(o, me),
+// modulo 2^64, with weights w(o, t) = h(o) * g(t) of odd pseudo-random h and g
+// (cached per communicator). Summed over all ranks, each pair (o, t) contributes
+// (sent - expected) * w(o, t), and an odd weight is invertible modulo 2^64, so one
+// mismatched pair never sums to zero. It lets the one agreement find counts that
+// disagree between ranks before any data moves, so that every rank fails together
+// and no algorithm needs a round of its own to check the sizes it learns.
+unsigned long long count_checksum(const Exchange& exchange, MPIX_Comm_s* comm);
 
 // Collective on comm->lib_comm. `all` receives: failed if any rank failed,
 // algorithm and hints_hash set to -2 if the ranks differ, and the agreed facts.

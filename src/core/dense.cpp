@@ -258,7 +258,10 @@ int plan_dense(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm, bool pe
   mine.failed = local_rc != MPIX_SUCCESS;
   mine.algorithm = hints.asked ? (long long)(hints.asked - algorithms().data()) : -1;
   mine.hints_hash = text_hash(hints.params_text) ^ (hints.check_args ? 1 : 0);
-  if (local_rc == MPIX_SUCCESS) mine.facts = local_facts(context.exchange, comm->locality);
+  if (local_rc == MPIX_SUCCESS) {
+    mine.facts = local_facts(context.exchange, comm->locality);
+    mine.count_checksum = count_checksum(context.exchange, comm);
+  }
   mine.facts.in_place = a.sendbuf == MPI_IN_PLACE;
   MPIX_TRY(agree(comm, mine, &all));
   if (local_rc != MPIX_SUCCESS) return fail(local_rc, local_message);
@@ -280,8 +283,14 @@ int plan_dense(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm, bool pe
   context.params = hints.params;
   context.profile = hints.profile;
 
+  // Counts that disagree between ranks (agreement.hpp): every rank fails here, before
+  // any data moves; mpix_check_args=true names the ranks, at the price of an alltoall.
   int peer = -1;
   if (hints.check_args) MPIX_TRY(check_counts_agree(a, context.exchange, comm->lib_comm, &peer));
+  if (all.count_checksum != 0)
+    return fail(MPIX_ERR_ARG, format("%s: send and receive counts disagree between ranks: some rank's sendcounts[j] "
+                                     "x size of sendtype is not rank j's recvcounts[i] x size of recvtype "
+                                     "(mpix_check_args=true names the ranks)", a.name));
 
   std::string reason = "asked for";
   const Algorithm* algorithm = hints.asked;
