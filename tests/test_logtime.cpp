@@ -121,7 +121,7 @@ const char* kHierarchical[] = {"tuna_hier_staggered", "tuna_hier_coalesced"};
 
 }  // namespace
 
-TEST_CASE("tuna and bruck: every radix from 2 to P equals MPI", "[logtime][radix]") {
+TEST_CASE("tuna, tuna_carried and bruck: every radix from 2 to P equals MPI", "[logtime][radix]") {
   harness::Comm guard;
   const int size = harness::world_size();
   const auto& types = harness::type_cases();
@@ -133,6 +133,9 @@ TEST_CASE("tuna and bruck: every radix from 2 to P equals MPI", "[logtime][radix
     check(DenseCase{false, Distribution::powerlaw, 160, "int", Mode::persistent, false, 2, "tuna", keys}, guard.comm);
     check(DenseCase{true, Distribution::constant, 48, type, Mode::blocking, false, 1, "bruck", keys}, guard.comm);
     check(DenseCase{true, Distribution::constant, 24, "int", Mode::persistent, false, 2, "tuna", keys}, guard.comm);
+    check(DenseCase{false, Distribution::uniform, 160, type, Mode::blocking, false, 1, "tuna_carried", keys}, guard.comm);
+    check(DenseCase{false, Distribution::powerlaw, 160, "int", Mode::persistent, false, 2, "tuna_carried", keys},
+          guard.comm);
   }
   // The edges at the smallest and the largest radix: in place with holes, nothing
   // to send, ranks that send nothing.
@@ -142,6 +145,10 @@ TEST_CASE("tuna and bruck: every radix from 2 to P equals MPI", "[logtime][radix
     check(DenseCase{true, Distribution::constant, 96, "vector", Mode::blocking, true, 1, "bruck", keys}, guard.comm);
     check(DenseCase{false, Distribution::constant, 0, "int", Mode::blocking, false, 1, "tuna", keys}, guard.comm);
     check(DenseCase{false, Distribution::fft_n1, 0, "double", Mode::blocking, false, 1, "tuna", keys}, guard.comm);
+    check(DenseCase{false, Distribution::uniform, 96, "vector", Mode::blocking, true, 1, "tuna_carried", keys},
+          guard.comm);
+    check(DenseCase{false, Distribution::constant, 0, "int", Mode::blocking, false, 1, "tuna_carried", keys},
+          guard.comm);
   }
 }
 

@@ -31,6 +31,8 @@ int create_bruck(const PlanContext&, std::unique_ptr<Plan>*);
 Cost cost_bruck(const ExchangeFacts&, const Params&, const MachineProfile&);
 int create_tuna(const PlanContext&, std::unique_ptr<Plan>*);
 Cost cost_tuna(const ExchangeFacts&, const Params&, const MachineProfile&);
+int create_tuna_carried(const PlanContext&, std::unique_ptr<Plan>*);
+Cost cost_tuna_carried(const ExchangeFacts&, const Params&, const MachineProfile&);
 // src/alltoallv/hierarchical.cpp
 int create_tuna_hier_staggered(const PlanContext&, std::unique_ptr<Plan>*);
 Cost cost_tuna_hier_staggered(const ExchangeFacts&, const Params&, const MachineProfile&);

@@ -46,6 +46,9 @@ const std::vector<Algorithm>& algorithms() {
        "uniform radix-r Bruck, ceil(log_r P) digits, up to w(r-1) rounds, no metadata (paper 000 sec. III-A)"},
       {"tuna", kAlltoall | kAlltoallv, {Param::radix}, create_tuna, cost_tuna, nullptr,
        "tunable-radix two-phase non-uniform Bruck, sizes exchanged at init, T of P-(K+1) blocks (paper 000 alg. 1)"},
+      {"tuna_carried", kAlltoall | kAlltoallv, {Param::radix}, create_tuna_carried, cost_tuna_carried, nullptr,
+       "TuNA's rounds with each block's size carried in front of it: K rounds, no metadata phase, one copy in and "
+       "out per hop (paper 000 alg. 1, sizes with the data)"},
       {"tuna_hier_staggered", kAlltoall | kAlltoallv, {Param::radix, Param::block_count},
        create_tuna_hier_staggered, cost_tuna_hier_staggered, nullptr,
        "TuNA inside each node, then scattered between nodes one block per message, Q(N-1) rounds (paper 000 alg. 2)"},

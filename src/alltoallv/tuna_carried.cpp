@@ -1,0 +1,169 @@
+// TuNA with the sizes carried in front of the data (`tuna_carried`): the rounds of
+// paper 000's Algorithm 1 (the schedule of tuna_schedule, bruck.cpp), where each
+// message starts with the sizes of the blocks it brings. The paper learns the sizes
+// in a metadata phase before the data (section III-B); here they come with the
+// data, so a blocking call makes K rounds instead of 2K.
+//
+// Decision (not in the paper): a receiver cannot know how long a message is before
+// it arrives, so each round's receive is posted for its largest possible length,
+// hops x (header + M), M the largest block of the call (agreed). The blocks then
+// travel through this plan's own buffers: packed into one message per round (one
+// copy out), received into the round's buffer, and copied to the receive buffer
+// from there (one copy in). That is cheap for the small blocks where the K rounds
+// of metadata cost as much as the data, and the cost model says where it is not;
+// the buffers are bounded by kMaxCarriedBytes. A persistent plan pays tuna's
+// metadata once at init, so `tuna` suits it better; the model knows that too.
+#include <algorithm>
+#include <cstring>
+
+#include "../core/algorithms.hpp"
+#include "../core/comm.hpp"
+#include "../core/error.hpp"
+#include "../core/model.hpp"
+#include "bruck.hpp"
+
+namespace mpix {
+
+namespace {
+
+using Size = long long;  // one header entry: the bytes of one block
+constexpr double kMaxCarriedBytes = 64.0 * 1024 * 1024;
+
+int modulo(long long a, int q) { return (int)(((a % q) + q) % q); }
+
+// The receive buffers of all rounds (blocks stay in them until forwarded), for
+// `hops` blocks over all rounds.
+double carried_buffer_bytes(double hops, long long max_block) {
+  return hops * ((double)sizeof(Size) + (double)max_block);
+}
+
+class TunaCarriedPlan : public ByteExchangePlan {
+ public:
+  int init(const PlanContext& context) {
+    init_sides(context);
+    tag_ = context.tag;
+    q_ = ex_.size;
+    me_ = ex_.rank;
+    if (q_ <= 1) return MPIX_SUCCESS;
+    radix_ = std::max(2, context.params.radix_auto ? default_radix(q_, ex_.max_block_bytes) : context.params.radix);
+    schedule_ = tuna_schedule(q_, radix_);
+    const long long max_block = ex_.max_block_bytes;
+    double hops = 0;
+    for (const TunaSchedule::Round& round : schedule_.rounds) hops += (double)round.hops.size();
+    const double buffers = carried_buffer_bytes(hops, max_block);
+    if (buffers > kMaxCarriedBytes)
+      return fail(MPIX_ERR_UNSUPPORTED,
+                  format("tuna_carried: its round buffers would take %.0f MiB (the largest block is %lld bytes); use "
+                         "tuna, which learns the sizes first", buffers / (1024.0 * 1024.0), max_block));
+    std::size_t max_hops = 0;
+    for (const TunaSchedule::Round& round : schedule_.rounds) {
+      max_hops = std::max(max_hops, round.hops.size());
+      receive_.push_back(context.comm->scratch.acquire(round.hops.size() * (sizeof(Size) + (std::size_t)max_block)));
+    }
+    send_buffer_ = context.comm->scratch.acquire(max_hops * (sizeof(Size) + (std::size_t)max_block));
+    held_.assign(q_, Piece{});
+    for (int k = 0; k < (int)schedule_.rounds.size(); ++k)
+      stages_.push_back(Stage{[this, k](std::vector<MPI_Request>& requests) { return post(k, requests); },
+                              [this, k] { return arrived(k); }, false, false});
+    after_wait_ = [this] {
+      MPIX_TRY(report_size_mismatch(mismatch_, "tuna_carried", comm_));
+      return recv_.unpack(comm_);
+    };
+    init_stats.scratch_bytes = send_buffer_.size() + side_staging_bytes();
+    for (const ScratchBuffer& buffer : receive_) init_stats.scratch_bytes += buffer.size();
+    return MPIX_SUCCESS;
+  }
+
+ private:
+  // Round k: the sizes, then the blocks, of every index the round moves, in the
+  // schedule's order; the receive for the same indices from the other side.
+  int post(int k, std::vector<MPI_Request>& requests) {
+    if (k == 0) mismatch_ = SizeMismatch{};
+    const TunaSchedule::Round& round = schedule_.rounds[k];
+    const std::size_t header = round.hops.size() * sizeof(Size);
+    char* out = send_buffer_.data();
+    std::size_t at = header;
+    for (std::size_t h = 0; h < round.hops.size(); ++h) {
+      const TunaSchedule::Hop& hop = round.hops[h];
+      const Piece piece = hop.from_slot >= 0 ? held_[hop.index] : send_.piece((me_ + hop.index) % q_);
+      const Size bytes = piece.bytes;
+      std::memcpy(out + h * sizeof(Size), &bytes, sizeof(Size));
+      if (bytes > 0) std::memcpy(out + at, piece.addr, (std::size_t)bytes);
+      at += (std::size_t)bytes;
+    }
+    Traffic traffic(comm_, tag_);
+    const int send_peer = (me_ + round.distance) % q_, recv_peer = modulo((long long)me_ - round.distance, q_);
+    requests.emplace_back();
+    MPIX_TRY(traffic.irecv(Message{Block{receive_[k].data(), (MPI_Count)receive_[k].size(), &byte_layout()}, recv_peer},
+                           &requests.back(), kTagRound));
+    requests.emplace_back();
+    return traffic.isend(Message{Block{out, (MPI_Count)at, &byte_layout()}, send_peer}, &requests.back(), stats,
+                         kTagRound);
+  }
+
+  // Blocks that reached their destination go to the receive buffer; the others stay
+  // in the round's buffer until a later round forwards them.
+  int arrived(int k) {
+    const TunaSchedule::Round& round = schedule_.rounds[k];
+    const char* in = receive_[k].data();
+    const long long next = (long long)round.pw * radix_;
+    std::size_t at = round.hops.size() * sizeof(Size);
+    for (std::size_t h = 0; h < round.hops.size(); ++h) {
+      const TunaSchedule::Hop& hop = round.hops[h];
+      Size bytes = 0;
+      std::memcpy(&bytes, in + h * sizeof(Size), sizeof(Size));
+      if (bytes < 0 || bytes > ex_.max_block_bytes || at + (std::size_t)bytes > receive_[k].size())
+        return fail(MPIX_ERR_ARG, format("tuna_carried: round %d brought a block of %lld bytes where the largest "
+                                            "is %lld", k, (long long)bytes, ex_.max_block_bytes));
+      char* data = receive_[k].data() + at;
+      if (hop.to_slot < 0) {
+        const int origin = modulo((long long)me_ - hop.index % next, q_);
+        const Piece place = recv_.piece(origin);
+        mismatch_.check(origin, bytes, place.bytes);
+        if (bytes > 0 && bytes == place.bytes) std::memcpy(place.addr, data, (std::size_t)bytes);
+      } else {
+        held_[hop.index] = Piece{data, bytes};
+      }
+      at += (std::size_t)bytes;
+    }
+    return MPIX_SUCCESS;
+  }
+
+  int q_ = 1, me_ = 0, radix_ = 2;
+  int tag_ = 0;
+  TunaSchedule schedule_;
+  std::vector<ScratchBuffer> receive_;  // one per round
+  ScratchBuffer send_buffer_;
+  std::vector<Piece> held_;  // where the block now at index i is, once received
+  SizeMismatch mismatch_;
+};
+
+}  // namespace
+
+int create_tuna_carried(const PlanContext& context, std::unique_ptr<Plan>* plan) {
+  auto made = std::make_unique<TunaCarriedPlan>();
+  MPIX_TRY(made->init(context));
+  *plan = std::move(made);
+  return MPIX_SUCCESS;
+}
+
+// tuna's rounds, one message each (no parts: the buffers are the plan's), every
+// block with its size in front, and no metadata rounds; the copies are every block
+// forwarded (out of and into the round buffers) and every block that arrives.
+Cost cost_tuna_carried(const ExchangeFacts& facts, const Params& params, const MachineProfile&) {
+  Cost cost;
+  const double block = facts.uniform ? (double)facts.max_block : facts.mean_block();
+  add_tuna_rounds(&cost, facts, facts.ranks, params.radix, block + sizeof(Size), 1, false, false);
+  double hops = 0;
+  for (RoundCost& round : cost.rounds) {
+    LevelCounts& level = round.inter.messages > 0 ? round.inter : round.intra;
+    hops += level.bytes / (block + sizeof(Size));
+    level.messages = 1;
+  }
+  cost.copy_bytes = (hops + facts.ranks - 1) * block;
+  if (!facts.contiguous) cost.copy_bytes += 2.0 * (double)facts.total_bytes / facts.ranks;
+  if (carried_buffer_bytes(hops, facts.max_block) > kMaxCarriedBytes) cost.valid = false;
+  return cost;
+}
+
+}  // namespace mpix
