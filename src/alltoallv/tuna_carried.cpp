@@ -2,7 +2,8 @@
 // paper 000's Algorithm 1 (the schedule of tuna_schedule, bruck.cpp), where each
 // message starts with the sizes of the blocks it brings. The paper learns the sizes
 // in a metadata phase before the data (section III-B); here they come with the
-// data, so a blocking call makes K rounds instead of 2K.
+// data, so a blocking call makes K rounds instead of 2K. For alltoall every block
+// has the agreed size and no header travels.
 //
 // Decision (not in the paper): a receiver cannot know how long a message is before
 // it arrives, so each round's receive is posted for its largest possible length,
@@ -42,6 +43,7 @@ class TunaCarriedPlan : public ByteExchangePlan {
   int init(const PlanContext& context) {
     init_sides(context);
     tag_ = context.tag;
+    header_entry_ = ex_.uniform ? 0 : sizeof(Size);
     q_ = ex_.size;
     me_ = ex_.rank;
     if (q_ <= 1) return MPIX_SUCCESS;
@@ -58,9 +60,9 @@ class TunaCarriedPlan : public ByteExchangePlan {
     std::size_t max_hops = 0;
     for (const TunaSchedule::Round& round : schedule_.rounds) {
       max_hops = std::max(max_hops, round.hops.size());
-      receive_.push_back(context.comm->scratch.acquire(round.hops.size() * (sizeof(Size) + (std::size_t)max_block)));
+      receive_.push_back(context.comm->scratch.acquire(round.hops.size() * (header_entry_ + (std::size_t)max_block)));
     }
-    send_buffer_ = context.comm->scratch.acquire(max_hops * (sizeof(Size) + (std::size_t)max_block));
+    send_buffer_ = context.comm->scratch.acquire(max_hops * (header_entry_ + (std::size_t)max_block));
     held_.assign(q_, Piece{});
     for (int k = 0; k < (int)schedule_.rounds.size(); ++k)
       stages_.push_back(Stage{[this, k](std::vector<MPI_Request>& requests) { return post(k, requests); },
@@ -80,14 +82,14 @@ class TunaCarriedPlan : public ByteExchangePlan {
   int post(int k, std::vector<MPI_Request>& requests) {
     if (k == 0) mismatch_ = SizeMismatch{};
     const TunaSchedule::Round& round = schedule_.rounds[k];
-    const std::size_t header = round.hops.size() * sizeof(Size);
+    const std::size_t header = round.hops.size() * header_entry_;
     char* out = send_buffer_.data();
     std::size_t at = header;
     for (std::size_t h = 0; h < round.hops.size(); ++h) {
       const TunaSchedule::Hop& hop = round.hops[h];
       const Piece piece = hop.from_slot >= 0 ? held_[hop.index] : send_.piece((me_ + hop.index) % q_);
       const Size bytes = piece.bytes;
-      std::memcpy(out + h * sizeof(Size), &bytes, sizeof(Size));
+      if (header_entry_) std::memcpy(out + h * header_entry_, &bytes, header_entry_);
       if (bytes > 0) std::memcpy(out + at, piece.addr, (std::size_t)bytes);
       at += (std::size_t)bytes;
     }
@@ -107,11 +109,11 @@ class TunaCarriedPlan : public ByteExchangePlan {
     const TunaSchedule::Round& round = schedule_.rounds[k];
     const char* in = receive_[k].data();
     const long long next = (long long)round.pw * radix_;
-    std::size_t at = round.hops.size() * sizeof(Size);
+    std::size_t at = round.hops.size() * header_entry_;
     for (std::size_t h = 0; h < round.hops.size(); ++h) {
       const TunaSchedule::Hop& hop = round.hops[h];
-      Size bytes = 0;
-      std::memcpy(&bytes, in + h * sizeof(Size), sizeof(Size));
+      Size bytes = ex_.max_block_bytes;
+      if (header_entry_) std::memcpy(&bytes, in + h * header_entry_, header_entry_);
       if (bytes < 0 || bytes > ex_.max_block_bytes || at + (std::size_t)bytes > receive_[k].size())
         return fail(MPIX_ERR_ARG, format("tuna_carried: round %d brought a block of %lld bytes where the largest "
                                             "is %lld", k, (long long)bytes, ex_.max_block_bytes));
@@ -131,6 +133,7 @@ class TunaCarriedPlan : public ByteExchangePlan {
 
   int q_ = 1, me_ = 0, radix_ = 2;
   int tag_ = 0;
+  std::size_t header_entry_ = sizeof(Size);  // none for alltoall: every block has the agreed size
   TunaSchedule schedule_;
   std::vector<ScratchBuffer> receive_;  // one per round
   ScratchBuffer send_buffer_;
@@ -153,11 +156,15 @@ int create_tuna_carried(const PlanContext& context, std::unique_ptr<Plan>* plan)
 Cost cost_tuna_carried(const ExchangeFacts& facts, const Params& params, const MachineProfile&) {
   Cost cost;
   const double block = facts.uniform ? (double)facts.max_block : facts.mean_block();
-  add_tuna_rounds(&cost, facts, facts.ranks, params.radix, block + sizeof(Size), 1, false, false);
+  const double header = facts.uniform ? 0.0 : (double)sizeof(Size);
+  // Every round sends its message, also when its blocks are empty: the rounds are
+  // laid out with a unit per block, then given their bytes.
+  add_tuna_rounds(&cost, facts, facts.ranks, params.radix, 1.0, 1, false, false);
   double hops = 0;
   for (RoundCost& round : cost.rounds) {
     LevelCounts& level = round.inter.messages > 0 ? round.inter : round.intra;
-    hops += level.bytes / (block + sizeof(Size));
+    hops += level.bytes;
+    level.bytes *= block + header;
     level.messages = 1;
   }
   cost.copy_bytes = (hops + facts.ranks - 1) * block;
