@@ -4,6 +4,7 @@
 #include <climits>
 
 #include "../core/algorithms.hpp"
+#include "../core/breakdown.hpp"
 #include "../core/completion.hpp"
 #include "../core/error.hpp"
 #include "../core/large_count.hpp"
@@ -29,6 +30,7 @@ class PmpiPlan : public Plan {
   // Chooses MPI's int or large-count call (large_count.hpp).
   int prepare() { return mpi_.prepare(ex_); }
   int wait() override {
+    TimeScope exchanging(TimePhase::exchange);
     return wait_all(1, &request_, comm_);
   }
   int test(bool* done) override {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <climits>
 
+#include "breakdown.hpp"
 #include "comm.hpp"
 #include "error.hpp"
 
@@ -66,6 +67,7 @@ ExchangeFacts local_facts(const Exchange& ex, const Locality& locality) {
 }
 
 int agree(MPIX_Comm_s* comm, const Agreement& mine, Agreement* all) {
+  TimeScope agreeing(TimePhase::agreement);
   if (comm->agreement_op == MPI_OP_NULL) {
     MPIX_CHECK_MPI(MPI_Type_contiguous(kFieldCount, MPI_LONG_LONG, &comm->agreement_type));
     MPIX_CHECK_MPI(MPI_Type_commit(&comm->agreement_type));
