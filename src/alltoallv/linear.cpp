@@ -17,6 +17,7 @@ class PmpiPlan : public Plan {
  public:
   explicit PmpiPlan(const PlanContext& context) : ex_(context.exchange), comm_(context.mpi_comm) {}
   int start() override {
+    TimeScope exchanging(TimePhase::exchange);
     stats = PlanStats{};
     stats.scratch_bytes = init_stats.scratch_bytes;
     stats.rounds = ex_.size > 1 ? 1 : 0;
