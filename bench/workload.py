@@ -56,7 +56,8 @@ def stats(dist, S, P, ppn, seed=1):
     """What the lower bound needs, for P ranks on nodes of ppn consecutive ranks:
     per-node inter-node bytes out and in (the most of them), the bytes crossing from
     the first half of the nodes to the second and back, the most bytes a rank sends to
-    other ranks (mpix-bench's payload_bytes of pmpi) and the largest block."""
+    other ranks (mpix-bench's payload_bytes of pmpi), the largest block, and the most
+    non-empty messages a rank sends plus receives in a direct exchange (a peer's floor)."""
     nodes = (P + ppn - 1) // ppn
     half = nodes // 2
     out = [0] * nodes
@@ -65,6 +66,8 @@ def stats(dist, S, P, ppn, seed=1):
     max_rank_send = 0
     max_block = 0
     total = 0
+    sends = [0] * P
+    recvs = [0] * P
     for src in range(P):
         sn = src // ppn
         sent = 0
@@ -78,6 +81,8 @@ def stats(dist, S, P, ppn, seed=1):
                 continue
             total += b
             sent += b
+            sends[src] += 1
+            recvs[dst] += 1
             dn = dst // ppn
             if dn != sn:
                 out[sn] += b
@@ -96,4 +101,5 @@ def stats(dist, S, P, ppn, seed=1):
         "max_rank_send": max_rank_send,
         "max_block": max_block,
         "total": total,
+        "max_rank_messages": max(s + r for s, r in zip(sends, recvs)) if P else 0,
     }

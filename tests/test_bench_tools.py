@@ -10,7 +10,10 @@
   mpix-bench's payload_bytes of pmpi, at 5 ranks;
 - the resume keys: a CSV row written for a configuration makes it done;
 - the plans (--quick and full) are well formed and every algorithm named exists;
-- bench/report turns the committed quick CSV into a complete document.
+- bench/report turns the committed quick CSV into a complete document;
+- the peers (peer:NAME, plain MPI in mpix-bench) give MPI's result, and a peer's floor is
+  its messages x o;
+- MPIX_BREAKDOWN=1 adds the time per phase, which adds up to no more than the call's time.
 Standard library only; prints "N passed, N failed".
 """
 import csv
@@ -90,6 +93,49 @@ def test_workload_against_mpix_bench():
               int(rows[0]["payload_bytes"]) == st["max_rank_send"], (rows[0]["payload_bytes"], st["max_rank_send"]))
 
 
+def run_bench(args, env=None):
+    cmd = MPIEXEC + ["-n", "5", MPIX_BENCH] + args + ["--iters", "1", "--warmup", "0", "--format", "csv"]
+    out = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=300,
+                         env=dict(os.environ, **(env or {})))
+    return out, list(csv.DictReader(io.StringIO(out.stdout)))
+
+
+def test_peers():
+    peers = ",".join(simulate.PEERS)
+    for op, dist in (("alltoallv", "uniform"), ("alltoallv", "fft_n1"), ("alltoall", "constant")):
+        out, rows = run_bench(["--op", op, "--algorithms", peers, "--sizes", "100", "--dist", dist, "--check"])
+        got = {r["algorithm"]: r for r in rows}
+        check("peers run (%s %s)" % (op, dist), out.returncode == 0 and set(got) == {"pmpi"} | set(simulate.PEERS),
+              out.stderr[-500:] or sorted(got))
+        check("peers give MPI's result (%s %s)" % (op, dist),
+              all(got[p]["check"] == "ok" for p in simulate.PEERS if p in got), [r.get("check") for r in rows])
+        check("peers count what pmpi sends (%s %s)" % (op, dist),
+              all(got[p]["payload_bytes"] == got["pmpi"]["payload_bytes"] for p in simulate.PEERS if p in got))
+    out, rows = run_bench(["--algorithms", "peer:nonsense"])
+    check("an unknown peer is refused", out.returncode != 0 and "peer:scattered32" in out.stderr, out.stderr[-300:])
+    # Constant blocks: every rank sends and receives P - 1 messages.
+    st = workload.stats("constant", 16, 8, 4)
+    check("a direct exchange's messages per rank", st["max_rank_messages"] == 2 * 7, st)
+
+
+def test_breakdown():
+    out, rows = run_bench(["--algorithms", "tuna,tuna_hier_coalesced,node_aware", "--sizes", "16,1k", "--ppn", "2"],
+                          {"MPIX_BREAKDOWN": "1"})
+    phases = ["t_%s_us" % p for p in simulate.PHASES]
+    check("MPIX_BREAKDOWN=1: a column per phase", out.returncode == 0 and rows and all(p in rows[0] for p in phases),
+          out.stderr[-500:] or (rows[0].keys() if rows else ""))
+    for r in rows:
+        if r["algorithm"] == "pmpi" or not all(p in r for p in phases):
+            continue
+        spent = [float(r[p]) for p in phases]
+        # Each column is rounded to 0.01 us.
+        check("breakdown of %s S=%s: phases >= 0, summing to at most the time" % (r["algorithm"], r["max_block_bytes"]),
+              min(spent) >= 0 and sum(spent) <= float(r["median_us"]) + 0.01 * len(phases), (spent, r["median_us"]))
+    out, rows = run_bench(["--algorithms", "tuna", "--sizes", "16"])
+    check("without MPIX_BREAKDOWN: no phase columns", out.returncode == 0 and rows and "t_agreement_us" not in rows[0],
+          out.stderr[-300:])
+
+
 def test_resume_keys():
     job = simulate.Job("torus", 64, 32, "alltoallv", ["uniform", "fft_n2"], [16, 1024], ["tuna"], {"radix": ["2", "4"]})
     keys = job.keys()
@@ -134,11 +180,31 @@ def test_report():
         text = open(out).read()
         check("every placeholder filled", "{{" not in text)
         for section in ("## The lower bound", "## Paper 000 Fig. 7", "## Speedup heatmaps", "## Tables at P = 256",
-                        "## Where mpix loses", "## Why the plan is what it is"):
+                        "## Where mpix loses", "## Why the plan is what it is", "## The peers and how each was timed",
+                        "## Where the time goes"):
             check("report has " + section, section in text)
 
 
-for test in (test_lower_bound, test_workload_against_mpix_bench, test_resume_keys, test_plans, test_report):
+def test_floors():
+    report = load("report")
+    rows = []
+    for label, time, error in (("tuna", "1e-5", ""), ("peer:linear", "", "not simulated: the run exceeded the 600 s limit"),
+                               ("peer:scattered32", "2e-5", "")):
+        rows.append({"platform": "fattree", "P": 1024, "ppn": 32, "op": "alltoallv", "algorithm": label, "params": "-",
+                     "dist": "constant", "S": 16, "overhead_scale": 1.0, "time": float(time) if time else None,
+                     "bound": 1e-6, "error": error})
+    floors = {r["algorithm"]: r for r in report.peer_floors(rows)}
+    plat = simulate.load_platform("fattree")
+    expect = 2 * 1023 * plat["send_overhead"]
+    check("floor of a peer not simulated in time", "peer:linear" in floors and close(floors["peer:linear"]["time"], expect),
+          floors)
+    check("floor of a peer not run at P = 1024", "peer:ialltoallv" in floors and floors["peer:ialltoallv"]["error"].startswith("not run"),
+          floors)
+    check("no floor for a peer that ran", "peer:scattered32" not in floors, floors)
+
+
+for test in (test_lower_bound, test_workload_against_mpix_bench, test_resume_keys, test_plans, test_report, test_peers,
+             test_breakdown, test_floors):
     try:
         test()
     except Exception as e:  # a crash of one test is its failure, the others still run

@@ -118,6 +118,7 @@ int StagePlan::advance(bool from_start) {
   while (stage_ < stages_.size()) {
     Stage& stage = stages_[stage_];
     if (!posted_) {
+      TimeScope posting(stage.phase);
       requests_.clear();
       MPIX_TRY(stage.post(requests_));
       posted_ = true;
@@ -129,6 +130,7 @@ int StagePlan::advance(bool from_start) {
       }
     }
     if (from_start && stage.blocking_done) return MPIX_SUCCESS;
+    TimeScope finishing(stage.phase);
     if (stage.done) MPIX_TRY(stage.done());
     ++stage_;
     posted_ = false;
@@ -146,6 +148,7 @@ int StagePlan::test(bool* done) { return progress(false, done); }
 int StagePlan::progress(bool blocking, bool* done) {
   *done = false;
   while (stage_ < stages_.size()) {
+    TimeScope waiting(stages_[stage_].phase);
     if (!requests_.empty()) {
       bool stage_done = false;
       MPIX_TRY(complete_requests(requests_, blocking, &stage_done, stage_comm_));
@@ -359,6 +362,7 @@ int TunaCore::plan(BruckSetup setup, PlanStats* init_stats) {
     }
     sizes_in.assign(expected, setup_.uniform_bytes);
     if (setup_.uniform_bytes < 0) {
+      TimeScope sizes_round(TimePhase::metadata);
       // Phase one of the round (metadata): the sizes of the blocks that follow.
       MPIX_CHECK_MPI(MPI_Sendrecv(sizes_out.data(), (int)sizes_out.size(), MPI_LONG_LONG, round.send_peer,
                                   setup_.tag + kTagMetadata, sizes_in.data(), (int)expected, MPI_LONG_LONG,
@@ -438,13 +442,13 @@ int TunaCore::post(int index, int part, std::vector<MPI_Request>& requests, Plan
   return MPIX_SUCCESS;
 }
 
-void TunaCore::add_stages(std::vector<Stage>* stages, PlanStats* stats) {
+void TunaCore::add_stages(std::vector<Stage>* stages, PlanStats* stats, TimePhase phase) {
   for (int index = 0; index < rounds(); ++index)
     for (int part = 0; part < (int)rounds_[index].parts.size(); ++part)
       stages->push_back(Stage{[this, index, part, stats](std::vector<MPI_Request>& requests) {
                                 return post(index, part, requests, *stats);
                               },
-                              nullptr, false, part > 0});
+                              nullptr, false, part > 0, phase});
 }
 
 // ---------------------------------------------------------------- bruck, tuna

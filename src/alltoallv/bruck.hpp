@@ -11,6 +11,7 @@
 #include <memory>
 #include <vector>
 
+#include "../core/breakdown.hpp"
 #include "../core/plan.hpp"
 #include "../core/registry.hpp"
 #include "../core/scratch.hpp"
@@ -83,6 +84,8 @@ struct Stage {
   bool blocking_done = false;  // done() may block: never run from start()
   // A later part of the previous stage's round (same peers): not a new round.
   bool continues_round = false;
+  // What its posting, waiting and done() count as (breakdown.hpp).
+  TimePhase phase = TimePhase::exchange;
 };
 
 // A plan run as stages. start() posts stages up to the first that has requests;
@@ -241,8 +244,9 @@ class TunaCore {
 
   int rounds() const { return (int)rounds_.size(); }
   std::size_t scratch_bytes() const { return temp_.size(); }
-  // Appends one stage per part of every round to `stages`, counting into `*stats`.
-  void add_stages(std::vector<Stage>* stages, PlanStats* stats);
+  // Appends one stage per part of every round to `stages`, counting into `*stats`;
+  // their time counts as `phase`.
+  void add_stages(std::vector<Stage>* stages, PlanStats* stats, TimePhase phase = TimePhase::exchange);
 
  private:
   struct Out {  // a piece leaving in a round

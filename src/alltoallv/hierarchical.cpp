@@ -107,7 +107,7 @@ class HierarchicalTuna : public ByteExchangePlan {
                                       : Piece{x_.data() + x_offset[o][k], core_.arriving_bytes(o, (int)k)});
     }
     MPIX_TRY(core_.bind(in, pool));
-    core_.add_stages(&stages_, &stats);
+    core_.add_stages(&stages_, &stats, TimePhase::intra_node);
 
     // Inter-node rounds: coalesced, round (offset - 1) for the node at `offset`
     // from this one; staggered, round (offset - 1) Q_max + origin's local rank.
@@ -156,7 +156,7 @@ class HierarchicalTuna : public ByteExchangePlan {
     }
     for (std::size_t b = 0; b < batches_.size(); ++b)
       stages_.push_back(Stage{[this, b](std::vector<MPI_Request>& requests) { return post_batch(b, requests); },
-                              nullptr, false});
+                              nullptr, false, false, TimePhase::inter_node});
 
     init_stats.scratch_bytes = core_.scratch_bytes() + x_.size() + side_staging_bytes();
     return MPIX_SUCCESS;

@@ -4,6 +4,7 @@
 #include <climits>
 
 #include "../core/algorithms.hpp"
+#include "../core/breakdown.hpp"
 #include "../core/completion.hpp"
 #include "../core/error.hpp"
 #include "../core/large_count.hpp"
@@ -16,6 +17,7 @@ class PmpiPlan : public Plan {
  public:
   explicit PmpiPlan(const PlanContext& context) : ex_(context.exchange), comm_(context.mpi_comm) {}
   int start() override {
+    TimeScope exchanging(TimePhase::exchange);
     stats = PlanStats{};
     stats.scratch_bytes = init_stats.scratch_bytes;
     stats.rounds = ex_.size > 1 ? 1 : 0;
@@ -29,6 +31,7 @@ class PmpiPlan : public Plan {
   // Chooses MPI's int or large-count call (large_count.hpp).
   int prepare() { return mpi_.prepare(ex_); }
   int wait() override {
+    TimeScope exchanging(TimePhase::exchange);
     return wait_all(1, &request_, comm_);
   }
   int test(bool* done) override {

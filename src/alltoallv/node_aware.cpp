@@ -90,6 +90,7 @@ class NodeAware : public StagePlan {
     for (int si = 0; si < count; ++si)
       if (gathered[si] == me) sizes[si] = mine[node];
     if (!ex_.uniform) {
+      TimeScope sizes_round(TimePhase::metadata);
       const int tag = context.tag + kTagAggregateMeta;
       for (int si = 0; si < count; ++si) {
         if (gathered[si] == me) continue;
@@ -216,7 +217,7 @@ class NodeAware : public StagePlan {
                               }
                               return MPIX_SUCCESS;
                             },
-                            nullptr, false});
+                            nullptr, false, false, TimePhase::inter_node});
     stages_.push_back(Stage{[this](std::vector<MPI_Request>&) { return intra_->start(); },
                             [this] {
                               MPIX_TRY(intra_->wait());
@@ -227,7 +228,7 @@ class NodeAware : public StagePlan {
                               stats.metadata_bytes += intra_->stats.metadata_bytes;
                               return MPIX_SUCCESS;
                             },
-                            true});
+                            true, false, TimePhase::intra_node});
     before_start_ = [this] {
       MPIX_TRY(send_.pack(comm_));
       // This rank's blocks for its own node go straight into A.
@@ -257,6 +258,7 @@ class NodeAware : public StagePlan {
   // (Alltoall's sizes are agreed in dense.cpp.)
   int check_sizes(const std::vector<std::vector<long long>>& sizes, const std::vector<std::vector<int>>& holders,
                   MPI_Comm node_comm) {
+    TimeScope sizes_round(TimePhase::metadata);
     const int q = (int)holders.size();
     std::vector<int> send_counts(q), send_displs(q), recv_counts(q), recv_displs(q);
     std::vector<long long> out, in;

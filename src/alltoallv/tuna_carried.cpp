@@ -19,6 +19,7 @@
 
 #include "../core/algorithms.hpp"
 #include "../core/comm.hpp"
+#include "../core/datatype.hpp"
 #include "../core/error.hpp"
 #include "../core/model.hpp"
 #include "bruck.hpp"
@@ -93,6 +94,7 @@ class TunaCarriedPlan : public ByteExchangePlan {
       if (bytes > 0) std::memcpy(out + at, piece.addr, (std::size_t)bytes);
       at += (std::size_t)bytes;
     }
+    charge_copy((long long)(at - header));
     Traffic traffic(comm_, tag_);
     const int send_peer = (me_ + round.distance) % q_, recv_peer = modulo((long long)me_ - round.distance, q_);
     requests.emplace_back();
@@ -110,6 +112,7 @@ class TunaCarriedPlan : public ByteExchangePlan {
     const char* in = receive_[k].data();
     const long long next = (long long)round.pw * radix_;
     std::size_t at = round.hops.size() * header_entry_;
+    long long copied = 0;
     for (std::size_t h = 0; h < round.hops.size(); ++h) {
       const TunaSchedule::Hop& hop = round.hops[h];
       Size bytes = ex_.max_block_bytes;
@@ -122,12 +125,16 @@ class TunaCarriedPlan : public ByteExchangePlan {
         const int origin = modulo((long long)me_ - hop.index % next, q_);
         const Piece place = recv_.piece(origin);
         mismatch_.check(origin, bytes, place.bytes);
-        if (bytes > 0 && bytes == place.bytes) std::memcpy(place.addr, data, (std::size_t)bytes);
+        if (bytes > 0 && bytes == place.bytes) {
+          std::memcpy(place.addr, data, (std::size_t)bytes);
+          copied += bytes;
+        }
       } else {
         held_[hop.index] = Piece{data, bytes};
       }
       at += (std::size_t)bytes;
     }
+    charge_copy(copied);
     return MPIX_SUCCESS;
   }
 

@@ -4,6 +4,7 @@
 #include <climits>
 #include <vector>
 
+#include "breakdown.hpp"
 #include "comm.hpp"
 #include "error.hpp"
 
@@ -97,6 +98,7 @@ unsigned long long count_checksum(const Exchange& ex, MPIX_Comm_s* comm) {
 }
 
 int agree(MPIX_Comm_s* comm, const Agreement& mine, Agreement* all) {
+  TimeScope agreeing(TimePhase::agreement);
   if (comm->agreement_op == MPI_OP_NULL) {
     MPIX_CHECK_MPI(MPI_Type_contiguous(kFieldCount, MPI_LONG_LONG, &comm->agreement_type));
     MPIX_CHECK_MPI(MPI_Type_commit(&comm->agreement_type));

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "breakdown.hpp"
 #include "error.hpp"
 #include "large_count.hpp"
 
@@ -35,6 +36,7 @@ int copy_bandwidth_from_environment(double* bytes_per_second) {
 // platform's host speed or on how many ranks share a host's cores.
 void charge_copy(long long bytes) {
   if (bytes <= 0) return;
+  TimeScope copying(TimePhase::local_copy);
   // Read once per rank (SMPI's privatization gives each rank its own copy of the
   // program's statics); MPIX_Comm_init has rejected a malformed value already.
   static const double bandwidth = [] {

@@ -9,6 +9,7 @@
 #include <new>
 
 #include "agreement.hpp"
+#include "breakdown.hpp"
 #include "comm.hpp"
 #include "error.hpp"
 #include "info.hpp"
@@ -188,6 +189,7 @@ int check_local(const DenseArgs& a, const MPIX_Info* info, MPIX_Comm_s* comm, Ex
 // mpix_check_args=true: every rank learns how many bytes each peer sends it and
 // compares them with what it expects to receive.
 int check_counts_agree(const DenseArgs& a, const Exchange& ex, MPI_Comm comm, int* mismatch_peer) {
+  TimeScope agreeing(TimePhase::agreement);
   std::vector<long long> sent(ex.size), arriving(ex.size);
   for (int i = 0; i < ex.size; ++i) sent[i] = ex.send.block_bytes(i);
   MPIX_CHECK_MPI(MPI_Alltoall(sent.data(), 1, MPI_LONG_LONG, arriving.data(), 1, MPI_LONG_LONG, comm));
@@ -242,6 +244,7 @@ void report(MPIX_Comm_s* comm, const char* call, const Algorithm& algorithm, con
 int plan_dense(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm, bool persistent,
                std::unique_ptr<MPIX_Request_s>* out) {
   if (!comm) return fail(MPIX_ERR_ARG, format("%s: comm is NULL", a.name));
+  TimeScope planning(TimePhase::planning);
   PlanContext context;
   context.comm = comm;
   context.mpi_comm = comm->lib_comm;
@@ -383,6 +386,7 @@ int wait(MPIX_Request_s* request) {
 }
 
 int blocking(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm) {
+  TimeScope call(TimePhase::other);
   std::unique_ptr<MPIX_Request_s> request;
   MPIX_TRY(plan_dense(a, info, comm, false, &request));
   MPIX_TRY(start(request.get()));

@@ -4,6 +4,7 @@
 #include <climits>
 #include <cmath>
 
+#include "breakdown.hpp"
 #include "comm.hpp"
 #include "completion.hpp"
 #include "error.hpp"
@@ -39,6 +40,7 @@ int Traffic::irecv(const Message& m, MPI_Request* request, int tag_offset) {
 }
 
 int ScheduledPlan::start() {
+  TimeScope exchanging(TimePhase::exchange);
   stats = PlanStats{};
   stats.scratch_bytes = init_stats.scratch_bytes;
   phase_ = 0;
@@ -108,6 +110,7 @@ int ScheduledPlan::wait() {
 int ScheduledPlan::test(bool* done) { return progress(false, done); }
 
 int ScheduledPlan::progress(bool blocking, bool* done) {
+  TimeScope exchanging(TimePhase::exchange);
   *done = false;
   while (!requests_.empty()) {
     bool batch_done = false;

@@ -55,6 +55,27 @@ bool parse_size(const std::string& text, long long* bytes);
 // buffers), and different between blocks, so that a misplaced block shows.
 char pattern(int source, int dest, long long k);
 
+// One dense exchange of MPI_BYTE blocks as the peers see it (peers.cpp).
+struct PeerCall {
+  const char* sendbuf;
+  const int *scounts, *sdispls;
+  char* recvbuf;
+  const int *rcounts, *rdispls;
+  bool uniform;  // alltoall: every block `block` bytes
+  int block;
+  MPI_Comm comm;
+};
+struct PeerCounts {
+  long long rounds = 0, messages = 0, payload_bytes = 0;  // this rank's
+};
+// The peers: the MPI libraries' default exchanges as plain MPI calls of the
+// benchmark (never through mpix), rows peer:NAME.
+const std::vector<std::string>& peer_names();
+bool is_peer(const std::string& name);
+// An MPI error code.
+int run_peer(const std::string& name, const PeerCall& call);
+PeerCounts peer_counts(const std::string& name, const PeerCall& call);
+
 // The dense exchanges (--op alltoall | alltoallv) and the SDDE ones; each returns
 // the process's exit status.
 int dense_main(const Options& o, MPIX_Comm* comm, int nodes, int ppn);

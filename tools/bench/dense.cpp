@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/breakdown.hpp"
 #include "core/comm.hpp"
 #include "core/info.hpp"
 #include "core/request.hpp"
@@ -156,7 +157,24 @@ struct Row {
   long long rounds = 0, messages = 0, payload = 0, metadata = 0, scratch = 0;
   std::string check;
   long long mismatch_bytes = 0, mismatch_ranks = 0;
+  // MPIX_BREAKDOWN: seconds per phase of the last timed call on its slowest rank.
+  std::vector<double> breakdown;
 };
+
+// The breakdown (core/breakdown.hpp) of the rank whose call took longest
+// (`seconds` on this rank): its phases add up to the call's reported time.
+std::vector<double> critical_breakdown(double seconds, MPI_Comm comm) {
+  struct {
+    double seconds;
+    int rank;
+  } mine{seconds, 0}, slowest{0, 0};
+  MPI_Comm_rank(comm, &mine.rank);
+  MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE_INT, MPI_MAXLOC, comm);
+  const mpix::Breakdown local = mpix::breakdown_read();
+  std::vector<double> phases(local.seconds, local.seconds + mpix::kTimePhaseCount);
+  MPI_Bcast(phases.data(), mpix::kTimePhaseCount, MPI_DOUBLE, slowest.rank, comm);
+  return phases;
+}
 
 class Bench {
  public:
@@ -205,7 +223,51 @@ class Bench {
     return differ;
   }
 
+  // A peer (peers.cpp): the same timing, the MPI calls made by the benchmark itself.
+  Row run_peer_row(Workload& w, const std::string& name) {
+    Row row;
+    row.algorithm = name;
+    const PeerCall call{w.send.data(), w.scounts.data(), w.sdispls.data(), w.recv.data(), w.rcounts.data(),
+                        w.rdispls.data(), o_.op == mpix::kAlltoall, w.block, world_};
+    if (o_.check) std::memset(w.recv.data(), 0xA5, w.recv.size());
+    std::vector<double> times;
+    for (int it = 0; it < o_.warmup + o_.iters; ++it) {
+      MPI_Barrier(world_);
+      double t0 = MPI_Wtime();
+      int rc = run_peer(name, call);
+      double t1 = MPI_Wtime();
+      double local[2] = {t1 - t0, rc != MPI_SUCCESS ? 1.0 : 0.0}, global[2] = {0, 0};
+      MPI_Allreduce(local, global, 2, MPI_DOUBLE, MPI_MAX, world_);
+      if (global[1] != 0) {
+        row.error = name + ": an MPI call failed";
+        return row;
+      }
+      if (it >= o_.warmup) times.push_back(global[0] * 1e6);
+    }
+    row.median = median(times);
+    row.min = *std::min_element(times.begin(), times.end());
+    row.max = *std::max_element(times.begin(), times.end());
+    const PeerCounts counts = peer_counts(name, call);
+    long long mine[3] = {counts.rounds, counts.messages, counts.payload_bytes}, all[3];
+    MPI_Allreduce(mine, all, 3, MPI_LONG_LONG, MPI_MAX, world_);
+    row.rounds = all[0];
+    row.messages = all[1];
+    row.payload = all[2];
+    if (o_.check) {
+      long long mismatch = compare(w);
+      long long local[2] = {mismatch, mismatch > 0}, global[2] = {0, 0};
+      MPI_Allreduce(local, global, 2, MPI_LONG_LONG, MPI_SUM, world_);
+      row.mismatch_bytes = global[0];
+      row.mismatch_ranks = global[1];
+      if (!w.have_reference) row.check = "-";
+      else if (global[0] == 0) row.check = "ok";
+      else row.check = "MISMATCH(" + std::to_string(global[0]) + " bytes on " + std::to_string(global[1]) + " ranks)";
+    }
+    return row;
+  }
+
   Row run(Workload& w, const std::string& algorithm, const KeyValues& settings) {
+    if (is_peer(algorithm)) return run_peer_row(w, algorithm);
     Row row;
     row.algorithm = algorithm;
     for (const auto& kv : settings) row.params += (row.params.empty() ? "" : " ") + kv.first.substr(5) + "=" + kv.second;
@@ -225,8 +287,10 @@ class Bench {
     // Timed blocking calls.
     if (o_.check) std::memset(w.recv.data(), 0xA5, w.recv.size());
     std::vector<double> times;
+    const bool breakdown = mpix::breakdown_enabled();
     for (int it = 0; it < o_.warmup + o_.iters; ++it) {
       MPI_Barrier(world_);
+      if (breakdown) mpix::breakdown_reset();
       double t0 = MPI_Wtime();
       rc = call(w, info);
       double t1 = MPI_Wtime();
@@ -238,6 +302,7 @@ class Bench {
         return row;
       }
       if (it >= o_.warmup) times.push_back(global[0] * 1e6);
+      if (breakdown && it + 1 == o_.warmup + o_.iters) row.breakdown = critical_breakdown(t1 - t0, world_);
     }
     row.median = median(times);
     row.min = *std::min_element(times.begin(), times.end());
@@ -377,7 +442,7 @@ int dense_main(const Options& o, MPIX_Comm* comm, int nodes, int ppn) {
 
   const std::vector<KeyValues> combos = combinations(o);
   Bench bench(o, comm);
-  Output out(o.csv, o.check, rank == 0);
+  Output out(o.csv, o.check, rank == 0, mpix::breakdown_enabled());
   if (rank == 0 && !o.csv)
     std::printf("# mpix-bench %s: %d ranks, %d nodes, %d iterations (+%d warmup), seed %llu; times in us: "
                 "per-iteration max over ranks, then median/min/max over iterations\n",
@@ -430,7 +495,8 @@ int dense_main(const Options& o, MPIX_Comm* comm, int nodes, int ppn) {
       for (auto& entry : group) {
         const Row& row = entry.second;
         std::vector<std::string> rest = {fixed(row.median), fixed(row.min), fixed(row.max),
-                                         fixed(row.persistent_median), std::to_string(row.rounds),
+                                         is_peer(row.algorithm) ? std::string("-") : fixed(row.persistent_median),
+                                         std::to_string(row.rounds),
                                          std::to_string(row.messages), std::to_string(row.payload),
                                          std::to_string(row.metadata), std::to_string(row.scratch),
                                          reference_median > 0 && row.median > 0 ? fixed(reference_median / row.median)
@@ -438,6 +504,9 @@ int dense_main(const Options& o, MPIX_Comm* comm, int nodes, int ppn) {
                                          row.error.empty() && row.median == fastest ? "*" : "",
                                          row.predicted > 0 ? fixed(row.predicted) : std::string("-")};
         if (o.check) rest.push_back(row.check);
+        if (mpix::breakdown_enabled())
+          for (int phase = 0; phase < mpix::kTimePhaseCount; ++phase)
+            rest.push_back(row.breakdown.empty() ? std::string("-") : fixed(row.breakdown[phase] * 1e6));
         out.add(entry.first, rest, row.error);
       }
     }

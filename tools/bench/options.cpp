@@ -39,7 +39,14 @@ Options (a value may follow as the next argument or after '='):
                              registry has for --op, then 'auto', the library's own
                              choice, shown as auto:NAME). pmpi (the MPI library's
                              MPI_Alltoall(v)) is always run first, as the baseline
-                             of 'speedup'.
+                             of 'speedup'. The peers are run only when named:
+                               peer:ialltoallv   MPI_Ialltoall(v) + MPI_Wait
+                               peer:scattered32  MPICH's scattered exchange, 32
+                                                 requests per batch (its default)
+                               peer:linear       Open MPI's basic linear exchange
+                                                 (all receives, all sends, waitall)
+                             each as plain MPI calls of the benchmark, not through
+                             MPIX_Alltoall(v): no agreement, no plan.
   --sizes S1,S2,...          largest block size S in bytes; suffixes k (1024) and
                              m (1048576) are accepted: 16,256,4k,1m (default 16,256,4k)
   --dist D1,D2,...           block-size distribution(s) of alltoallv (default uniform):
@@ -117,6 +124,11 @@ Columns:
                    algorithm with these parameters (docs/tuning.md), on the
                    machine profile in force (MPIX_MACHINE_FILE or defaults)
   check            with --check: ref (pmpi), ok, or MISMATCH(bytes, ranks)
+  t_PHASE_us       with MPIX_BREAKDOWN=1 in the environment: the microseconds of
+                   the last timed call spent in each phase (other, agreement,
+                   planning, metadata, intra_node, inter_node, exchange,
+                   local_copy; src/core/breakdown.hpp) on the rank whose call
+                   took longest, so that they add up to its time; '-' for peers
 An algorithm that fails (for example MPIX_ERR_UNSUPPORTED) prints its error instead
 of the numbers; CSV has an 'error' column for it.
 
@@ -344,9 +356,11 @@ std::string parse_options(int argc, char** argv, Options* o) {
       }
     }
     for (const std::string& name : listed) {
-      if (name != "auto" && !mpix::find_algorithm(name, o->op)) {
+      if (name != "auto" && !mpix::find_algorithm(name, o->op) && !(is_peer(name) && !is_sdde(o->op))) {
         std::string known;
         for (const std::string& k : mpix::algorithm_names(o->op)) known += (known.empty() ? "" : ",") + k;
+        if (!is_sdde(o->op))
+          for (const std::string& k : peer_names()) known += "," + k;
         return "--algorithms: unknown algorithm '" + name + "' for " + mpix::op_name(o->op) +
                " (known: all,auto," + known + ")";
       }

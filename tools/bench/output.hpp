@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "bench.hpp"
+#include "core/breakdown.hpp"
 
 namespace bench {
 
@@ -20,11 +21,15 @@ class Output {
     }
   }
   // Only the rank with `print` set writes anything.
-  Output(bool csv, bool check, bool print) : csv_(csv), print_(print) {
+  // `breakdown`: the columns t_PHASE_us of MPIX_BREAKDOWN (core/breakdown.hpp).
+  Output(bool csv, bool check, bool print, bool breakdown = false) : csv_(csv), print_(print) {
     header_ = {"op",     "algorithm", "params",   "ranks",   "nodes",    "ppn",      "dist",
                "max_block_bytes", "median_us", "min_us", "max_us", "persistent_us", "rounds", "messages", "payload_bytes",
                "metadata_bytes", "scratch_bytes", "speedup", "fastest", "predicted_us"};
     if (check) header_.push_back("check");
+    if (breakdown)
+      for (int phase = 0; phase < mpix::kTimePhaseCount; ++phase)
+        header_.push_back(std::string("t_") + mpix::time_phase_name(static_cast<mpix::TimePhase>(phase)) + "_us");
     if (csv_) {
       header_.push_back("error");
       if (print_) print_csv(header_);
