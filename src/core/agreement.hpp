@@ -19,10 +19,12 @@ struct Agreement {
   ExchangeFacts facts;          // this rank's part (sums and extremes are agreed)
 };
 
-// This rank's part of the facts of `exchange` on a communicator with `locality`.
+// This rank's part of the facts of `exchange` on a communicator with `locality`
+// and `regions` (whose layout every rank knows: not agreed).
 struct Exchange;
 class Locality;
-ExchangeFacts local_facts(const Exchange& exchange, const Locality& locality);
+class Regions;
+ExchangeFacts local_facts(const Exchange& exchange, const Locality& locality, const Regions& regions);
 
 // Collective on comm->lib_comm. `all` receives: failed if any rank failed,
 // algorithm and hints_hash set to -2 if the ranks differ, and the agreed facts.
