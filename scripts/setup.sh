@@ -13,8 +13,10 @@ MPI="${MPIX_MPI:-mpich}"
 # MPI_Finalize) and the packaging test (a CMake consumer project).
 # openmpi-bin, libopenmpi-dev: the Open MPI build (MPIX_MPI=ompi), which
 # scripts/test.sh runs too; clang-14, libclang-rt-14-dev: libFuzzer (scripts/fuzz.sh).
+# libhwloc-dev: region detection where the MPI has no hardware-guided split (optional
+# in meson.build).
 PACKAGES=(g++ pkg-config meson ninja-build mpich libmpich-dev catch2 libsimgrid-dev gfortran valgrind cmake
-          openmpi-bin libopenmpi-dev clang-14 libclang-rt-14-dev)
+          openmpi-bin libopenmpi-dev clang-14 libclang-rt-14-dev libhwloc-dev)
 
 missing=()
 for package in "${PACKAGES[@]}"; do

@@ -699,8 +699,32 @@ TEST_CASE("regions: detection, emulation, agreement", "[regions]") {
       MPI_Comm_rank(region_comm, &comm_rank);
       CHECK(comm_size == region_size);
       CHECK(comm_rank == region_rank);
+      // The region level over all nodes: every region inside one node, the regions
+      // of a node covering it, this rank where MPIX_Comm_region says.
+      const mpix::Locality& nodes = guard.comm->locality;
+      const mpix::Locality& level = guard.comm->regions.level();
+      bool nested = level.local_rank() == region_rank && (int)level.node_ranks(level.node()).size() == region_size;
+      std::vector<int> covered(nodes.num_nodes(), 0);
+      for (int u = 0; u < level.num_nodes(); ++u) {
+        const std::vector<int>& members = level.node_ranks(u);
+        nested = nested && !members.empty();
+        for (int r : members) nested = nested && nodes.node_of(r) == nodes.node_of(members[0]);
+        if (!members.empty()) covered[nodes.node_of(members[0])] += (int)members.size();
+      }
+      for (int n = 0; n < nodes.num_nodes(); ++n) nested = nested && covered[n] == (int)nodes.node_ranks(n).size();
+      CHECK(nested);
+      CHECK(guard.comm->regions.divides_nodes() == (level.num_nodes() > nodes.num_nodes()));
     }
   }
+  // The hwloc fallback of detection (the MPI's hardware-guided split comes first):
+  // a package index, or -1 (not bound inside one package, or no hwloc). This
+  // machine may have one package only: detection then gives one region per node,
+  // which the loop above checked.
+  const int package = mpix::package_of_binding();
+  CHECK(package >= -1);
+#ifndef MPIX_HAVE_HWLOC
+  CHECK(package == -1);
+#endif
   REQUIRE(MPIX_Comm_update_locality(guard.comm, 0) == MPIX_SUCCESS);
   if (size > 1) {
     int rc = MPIX_Comm_update_regions(guard.comm, rank == 0 ? 2 : 3);

@@ -385,6 +385,39 @@ TEST_CASE("persistent TuNA exchanges its metadata once, at init", "[logtime][per
   }
 }
 
+// mpix_locality (node_aware's level): a bad value on one rank fails there with a
+// message naming it and on the others as a rejected call; with auto too (auto reads
+// every parameter); values that differ between ranks fail on every rank.
+TEST_CASE("node_aware: a bad or disagreeing mpix_locality fails on every rank", "[logtime][errors][regions]") {
+  harness::Comm guard;
+  const int size = harness::world_size(), rank = harness::world_rank(), last = size - 1;
+  std::vector<int> data(size, rank), out(size, 0);
+  for (const char* algorithm : {"node_aware", "auto"}) {
+    INFO(algorithm);
+    harness::Info info{{"mpix_alltoall_algorithm", algorithm}};
+    if (rank == last) setenv("MPIX_LOCALITY", "numa", 1);
+    int rc = MPIX_Alltoall(data.data(), 1, MPI_INT, out.data(), 1, MPI_INT, info.info, guard.comm);
+    const std::string message = MPIX_Last_error_message();
+    if (rank == last) unsetenv("MPIX_LOCALITY");
+    INFO(message);
+    auto has = [&message](const char* text) { return message.find(text) != std::string::npos; };
+    const bool named = rank == last ? rc == MPIX_ERR_INFO_VALUE && has("MPIX_LOCALITY") &&
+                                          has("=numa: expected node or region")
+                                    : rc == MPIX_ERR_ARG && has("another rank rejected");
+    CHECK(harness::all_ranks(named));
+  }
+  if (size > 1) {
+    harness::Info info{{"mpix_alltoall_algorithm", "node_aware"}, {"mpix_locality", rank == 0 ? "region" : "node"}};
+    int rc = MPIX_Alltoall(data.data(), 1, MPI_INT, out.data(), 1, MPI_INT, info.info, guard.comm);
+    CHECK(harness::all_ranks(rc == MPIX_ERR_ARG &&
+                             std::strstr(MPIX_Last_error_message(), "different algorithm parameters") != nullptr));
+  }
+  // Still usable.
+  harness::Info info{{"mpix_alltoall_algorithm", "node_aware"}, {"mpix_locality", "region"}};
+  const int rc = MPIX_Alltoall(data.data(), 1, MPI_INT, out.data(), 1, MPI_INT, info.info, guard.comm);
+  CHECK(harness::all_ranks(rc == MPIX_SUCCESS));
+}
+
 TEST_CASE("bad radix and block_count fail with MPIX_ERR_INFO_VALUE and a message", "[logtime][errors]") {
   harness::Comm guard;
   const int size = harness::world_size();

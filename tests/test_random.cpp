@@ -208,6 +208,7 @@ void resolve_keys(Case& c, int q_max, long long max_block_bytes) {
       case mpix::Param::memcpy_threshold:  // ipc_hybrid's: any size in bytes
         value = std::to_string((long long)(raw % 65536));
         break;
+      case mpix::Param::locality: value = raw % 2 ? "region" : "node"; break;
     }
     c.keys.emplace_back(mpix::param_key(drawn.first), value);
   }

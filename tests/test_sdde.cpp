@@ -152,6 +152,7 @@ struct Run {
   bool known = false;        // pass recv_nnz (and recv_size) in
   bool zero_data = false;    // every byte of data is 0 (rma must still see the messages)
   int units = 2;             // alltoall_crs: units of every message (as in make_pattern)
+  std::string locality;      // mpix_locality; empty: the environment's (MPIX_LOCALITY)
   int rc = MPIX_SUCCESS;
   std::string why;           // first problem on this rank
 };
@@ -202,6 +203,7 @@ bool run_pattern(const Pattern& p, MPIX_Comm* comm, Run& run) {
   harness::Info info;
   if (!run.algorithm.empty())
     info.set(run.alltoallv ? "mpix_alltoallv_crs_algorithm" : "mpix_alltoall_crs_algorithm", run.algorithm);
+  if (!run.locality.empty()) info.set("mpix_locality", run.locality);
   if (run.known) info.set("mpix_recv_counts_known", "true");
   // Outputs only unless known: what MPI Advance's callers pass (nothing set).
   int recv_nnz = run.known ? (int)expected.size() : 32000;
@@ -756,6 +758,7 @@ TEST_CASE("SDDE locality-aware: correct on every node layout; fewer inter-node m
       for (const char* algorithm : {"personalized", "personalized_loc", "nonblocking_loc"}) {
         Run run;
         run.algorithm = algorithm;
+        run.locality = "node";  // whatever MPIX_LOCALITY says (the region level has its own case)
         if (!run_pattern(p, c.comm, run) && ok) {
           ok = false;
           why = std::string(kind) + " " + algorithm + ": " + run.why;
@@ -778,6 +781,90 @@ TEST_CASE("SDDE locality-aware: correct on every node layout; fewer inter-node m
     }
     INFO("ppn=" << ppn << " nodes=" << nodes << ": " << why);
     CHECK(all_ranks(ok));
+  }
+}
+
+// mpix_locality=region: the same algorithms aggregate per region. Regions of 2 and
+// of 3 ranks on nodes of 4 (3 does not divide 4; the last node smaller unless 4
+// divides P), and regions of 1 (every rank its own region). Correct, and at most
+// one inter-node message per region of another node from each rank.
+TEST_CASE("SDDE locality-aware per region: correct on region layouts that do and do not divide the node",
+          "[sdde][locality][regions]") {
+  Comm c;
+  const int size = harness::world_size(), rank = harness::world_rank();
+  REQUIRE(MPIX_Comm_update_locality(c.comm, 4) == MPIX_SUCCESS);
+  for (int per_region : {2, 3, 1}) {
+    REQUIRE(MPIX_Comm_update_regions(c.comm, per_region) == MPIX_SUCCESS);
+    // Regions of other nodes: the bound on one rank's inter-node aggregates.
+    const mpix::Locality& nodes = c.comm->locality;
+    long long far_regions = 0;
+    for (int n = 0; n < nodes.num_nodes(); ++n)
+      if (n != nodes.node_of(rank)) far_regions += ((long long)nodes.node_ranks(n).size() + per_region - 1) / per_region;
+    bool ok = true;
+    std::string why;
+    for (const char* kind : {"dense", "random", "stencil2d"}) {
+      for (bool alltoallv : {true, false}) {
+        Pattern p = make_pattern(kind, size, alltoallv ? -1 : 2);
+        for (const char* algorithm : {"personalized_loc", "nonblocking_loc"}) {
+          Run run;
+          run.alltoallv = alltoallv;
+          run.algorithm = algorithm;
+          run.locality = "region";
+          run.known = alltoallv && std::string(kind) == "random";
+          if (!run_pattern(p, c.comm, run) && ok) {
+            ok = false;
+            why = std::string(kind) + " " + algorithm + ": " + run.why;
+          }
+          if (c.comm->sdde_stats.inter_node_messages > far_regions && ok) {
+            ok = false;
+            why = std::string(kind) + " " + algorithm + ": " + std::to_string(c.comm->sdde_stats.inter_node_messages) +
+                  " inter-node messages for " + std::to_string(far_regions) + " regions on other nodes";
+          }
+        }
+      }
+    }
+    INFO("ppn=4 ranks_per_region=" << per_region << ": " << why);
+    CHECK(all_ranks(ok));
+  }
+  // Without regions (one per node), region means the node.
+  REQUIRE(MPIX_Comm_update_regions(c.comm, 4) == MPIX_SUCCESS);
+  CHECK(&mpix::locality_level(c.comm, mpix::Level::region) == &c.comm->locality);
+  REQUIRE(MPIX_Comm_update_locality(c.comm, 0) == MPIX_SUCCESS);
+  REQUIRE(MPIX_Comm_update_regions(c.comm, 0) == MPIX_SUCCESS);
+}
+
+// A bad mpix_locality fails on every rank, naming the hint and the value; ranks that
+// disagree fail on every rank too.
+TEST_CASE("SDDE: a bad or disagreeing mpix_locality fails on every rank", "[sdde][errors][regions]") {
+  Comm c;
+  const int size = harness::world_size(), rank = harness::world_rank();
+  int value = rank, self = rank, recv_nnz = -1;
+  int* src = nullptr;
+  void* vals = nullptr;
+  harness::Info refused;
+  CHECK(MPIX_Info_set(refused.info, "mpix_locality", "socket") == MPIX_ERR_INFO_VALUE);
+  CHECK(message_has("mpix_locality=socket"));
+  CHECK(message_has("expected node or region"));
+  // Through the environment on one rank: that rank names it, the others learn of it.
+  const int last = size - 1;
+  const char* before = std::getenv("MPIX_LOCALITY");  // the meson suite 'regions' sets it
+  const std::string saved = before ? before : "";
+  if (rank == last) setenv("MPIX_LOCALITY", "sockets", 1);
+  int rc = MPIX_Alltoall_crs(1, &self, 1, MPI_INT, &value, &recv_nnz, &src, 1, MPI_INT, &vals, nullptr, c.comm);
+  const bool named = rank == last ? rc == MPIX_ERR_INFO_VALUE && message_has("MPIX_LOCALITY") &&
+                                        message_has("=sockets") && message_has("expected node or region")
+                                  : rc == MPIX_ERR_ARG && message_has("another rank rejected");
+  if (rank == last && before) setenv("MPIX_LOCALITY", saved.c_str(), 1);
+  if (rank == last && !before) unsetenv("MPIX_LOCALITY");
+  CHECK(all_ranks(named));
+  if (size > 1) {
+    harness::Info info{{"mpix_locality", rank == last ? "region" : "node"}};
+    rc = MPIX_Alltoall_crs(1, &self, 1, MPI_INT, &value, &recv_nnz, &src, 1, MPI_INT, &vals, info.info, c.comm);
+    CHECK(all_ranks(rc == MPIX_ERR_ARG && message_has("mpix_locality")));
+    if (rc == MPIX_SUCCESS) {
+      MPIX_Free(src);
+      MPIX_Free(vals);
+    }
   }
 }
 

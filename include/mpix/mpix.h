@@ -95,9 +95,11 @@ MPI_Comm MPIX_Comm_mpi(const MPIX_Comm* comm);
  *  @p ranks_per_region consecutive ranks of a node as one region (socket, NUMA
  *  domain); the last region of a node is smaller when it does not divide the node.
  *  @p ranks_per_region <= 0 restores detection (MPI_COMM_TYPE_HW_GUIDED by package
- *  where the MPI has it, else one region per node). The environment variable
- *  MPIX_REGION_SIZE has this effect at MPIX_Comm_init. MPIX_ERR_ARG while
- *  persistent requests on @p comm are alive. */
+ *  where the MPI has it, else with hwloc the package each rank is bound to, else
+ *  one region per node). The environment variable MPIX_REGION_SIZE has this effect
+ *  at MPIX_Comm_init. MPIX_ERR_ARG while persistent requests on @p comm are alive.
+ *  The hint mpix_locality=region makes node_aware, personalized_loc and
+ *  nonblocking_loc aggregate per region instead of per node. */
 int MPIX_Comm_update_regions(MPIX_Comm* comm, int ranks_per_region);
 
 /** Local. The region layout within this rank's node: number of regions on the

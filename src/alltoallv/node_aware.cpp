@@ -17,6 +17,12 @@
 //
 // Sizes: for alltoall every block has the agreed size; for alltoallv the sizes of
 // the aggregated blocks travel once, at init, along the phase 1 routes.
+//
+// mpix_locality=region: the same algorithm with the regions of all nodes in place
+// of the nodes (locality_level(), the Params::locality parameter): one message per
+// destination region, then an alltoallv inside the region (paper 001: "region,
+// such as a socket or a node"). Regions never cross nodes, so phase 2 stays inside
+// a node; phase 1 reaches the other regions of this rank's node inside it.
 #include <algorithm>
 #include <climits>
 #include <cstring>
@@ -36,19 +42,34 @@ bool uses_locality(const std::string& name) {
   return name.rfind("tuna_hier", 0) == 0 || name == "node_aware" || name.rfind("ipc", 0) == 0;
 }
 
-ExchangeFacts node_phase_facts(const ExchangeFacts& facts) {
-  // Local rank j of a node holds, for each local destination, one block from each
-  // node (N sources), and exchanges those aggregates with its Q - 1 node peers.
+// The units the plan aggregates per, as the model sees them: the nodes, or the
+// regions (when asked for and the communicator has a region level).
+struct Units {
+  int count, size;  // how many, ranks of the largest
+  double near;      // of the others, those inside this rank's node (on average)
+};
+
+Units aggregation_units(const ExchangeFacts& facts, const Params& params) {
+  if (params.locality == Level::region && facts.regions > 0)
+    return Units{facts.regions, facts.max_region_size, (double)facts.regions / facts.nodes - 1};
+  return Units{facts.nodes, facts.max_ppn, 0};
+}
+
+ExchangeFacts node_phase_facts(const ExchangeFacts& facts, const Params& params) {
+  // Local rank j of a node (or region) holds, for each local destination, one block
+  // from each of the N units (N sources), and exchanges those aggregates with its
+  // Q - 1 peers in the unit.
   const double block = facts.uniform ? (double)facts.max_block : facts.mean_block();
-  const int q = facts.max_ppn;
+  const Units units = aggregation_units(facts, params);
+  const int q = units.size;
   ExchangeFacts node;
   node.ranks = q;
   node.nodes = 1;
   node.max_ppn = node.min_ppn = q;
-  node.max_block = facts.max_block * facts.nodes;
-  node.min_block = facts.min_block * facts.nodes;
-  node.total_bytes = (long long)(block * facts.nodes) * q * (q - 1);
-  node.max_rank_send = node.max_rank_recv = (long long)(block * facts.nodes) * (q - 1);
+  node.max_block = facts.max_block * units.count;
+  node.min_block = facts.min_block * units.count;
+  node.total_bytes = (long long)(block * units.count) * q * (q - 1);
+  node.max_rank_send = node.max_rank_recv = (long long)(block * units.count) * (q - 1);
   node.nonempty_blocks = node.total_bytes > 0 ? (long long)q * (q - 1) : 0;
   node.max_rank_messages = node.total_bytes > 0 ? q - 1 : 0;
   node.intra_node_bytes = node.total_bytes;
@@ -65,7 +86,8 @@ class NodeAware : public StagePlan {
     comm_ = context.mpi_comm;
     stage_comm_ = comm_;
     ScratchPool& pool = context.comm->scratch;
-    Locality& loc = context.comm->locality;
+    // The nodes, or the regions of all nodes (mpix_locality): "node" below is a unit.
+    Locality& loc = locality_level(context.comm, context.params.locality);
     const int size = ex_.size, me = ex_.rank;
     const int nodes = loc.num_nodes(), node = loc.node_of(me), local = loc.local_rank_of(me);
     const std::vector<int>& members = loc.node_ranks(node);
@@ -189,7 +211,7 @@ class NodeAware : public StagePlan {
     // Chosen by the model from facts every rank derives from the agreed ones (so the
     // ranks of a node agree), with defaults, not the environment: MPIX_RADIX and
     // friends are meant for the whole communicator, not for this node-sized exchange.
-    sub.facts = node_phase_facts(context.facts);
+    sub.facts = node_phase_facts(context.facts, context.params);
     sub.profile = context.profile;
     const std::vector<Prediction> node_phase =
         rank_algorithms(kAlltoallv, sub.facts, Params{}, *context.profile,
@@ -302,30 +324,36 @@ int create_node_aware(const PlanContext& context, std::unique_ptr<Plan>* plan) {
   return MPIX_SUCCESS;
 }
 
-// Phase 1: one message per other node with the Q blocks for its ranks (sizes once,
-// at init, for alltoallv); phase 2: the node-local exchange that selection picks
-// for node_phase_facts(); copies into A and out of Z.
-Cost cost_node_aware(const ExchangeFacts& facts, const Params&, const MachineProfile& profile) {
+// Phase 1: one message per other node (or region) with the Q blocks for its ranks
+// (sizes once, at init, for alltoallv), those to the other regions of this rank's
+// node inside the node; phase 2: the node-local exchange that selection picks for
+// node_phase_facts(); copies into A and out of Z.
+Cost cost_node_aware(const ExchangeFacts& facts, const Params& params, const MachineProfile& profile) {
   Cost cost;
   const double block = facts.uniform ? (double)facts.max_block : facts.mean_block();
-  const int q = facts.max_ppn, nodes = facts.nodes;
-  if (nodes > 1 && block > 0) {
+  const Units units = aggregation_units(facts, params);
+  const int q = units.size;
+  const double far = units.count - 1 - units.near;
+  if (units.count > 1 && block > 0) {
     RoundCost round;
-    round.inter = LevelCounts{(double)(nodes - 1), (double)(nodes - 1) * q * block};
-    round.nic_sharers = q;
+    round.inter = LevelCounts{far, far * q * block};
+    round.intra = LevelCounts{units.near, units.near * q * block};
+    round.nic_sharers = facts.max_ppn;
     round.ranks = facts.ranks;
     round.busiest_bytes = busiest_bytes_factor(facts, q);
     cost.rounds.push_back(round);
   }
-  if (nodes > 1 && !facts.uniform) {
+  if (units.count > 1 && !facts.uniform) {
     RoundCost sizes;
-    sizes.inter = LevelCounts{(double)(nodes - 1), (double)(nodes - 1) * q * sizeof(long long)};
-    sizes.nic_sharers = q;
+    sizes.inter = LevelCounts{far, far * q * sizeof(long long)};
+    sizes.intra = LevelCounts{units.near, units.near * q * sizeof(long long)};
+    sizes.nic_sharers = facts.max_ppn;
     sizes.ranks = facts.ranks;
     cost.init_rounds.push_back(sizes);
   }
-  const std::vector<Prediction> node_phase = rank_algorithms(kAlltoallv, node_phase_facts(facts), Params{}, profile,
-                                                            [](const Algorithm& a) { return !uses_locality(a.name); });
+  const std::vector<Prediction> node_phase =
+      rank_algorithms(kAlltoallv, node_phase_facts(facts, params), Params{}, profile,
+                      [](const Algorithm& a) { return !uses_locality(a.name); });
   if (!node_phase.empty()) {
     const Cost& inner = node_phase.front().cost;
     cost.rounds.insert(cost.rounds.end(), inner.rounds.begin(), inner.rounds.end());

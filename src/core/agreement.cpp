@@ -51,7 +51,7 @@ void reduce_records(void* in, void* inout, int* len, MPI_Datatype*) {
 
 }  // namespace
 
-ExchangeFacts local_facts(const Exchange& ex, const Locality& locality) {
+ExchangeFacts local_facts(const Exchange& ex, const Locality& locality, const Regions& regions) {
   ExchangeFacts facts;
   facts.ranks = ex.size;
   facts.nodes = locality.num_nodes();
@@ -60,6 +60,12 @@ ExchangeFacts local_facts(const Exchange& ex, const Locality& locality) {
   for (int n = 0; n < facts.nodes; ++n) {
     facts.max_ppn = std::max(facts.max_ppn, (int)locality.node_ranks(n).size());
     facts.min_ppn = std::min(facts.min_ppn, (int)locality.node_ranks(n).size());
+  }
+  if (regions.divides_nodes()) {
+    const Locality& level = regions.level();
+    facts.regions = level.num_nodes();
+    for (int r = 0; r < facts.regions; ++r)
+      facts.max_region_size = std::max(facts.max_region_size, (int)level.node_ranks(r).size());
   }
   facts.uniform = ex.uniform;
   facts.max_block = ex.max_block_bytes;

@@ -23,10 +23,12 @@ struct Agreement {
   unsigned long long count_checksum = 0;
 };
 
-// This rank's part of the facts of `exchange` on a communicator with `locality`.
+// This rank's part of the facts of `exchange` on a communicator with `locality`
+// and `regions` (whose layout every rank knows: not agreed).
 struct Exchange;
 class Locality;
-ExchangeFacts local_facts(const Exchange& exchange, const Locality& locality);
+class Regions;
+ExchangeFacts local_facts(const Exchange& exchange, const Locality& locality, const Regions& regions);
 
 // This rank's part of the count checksum: sum over destinations t of
 // send_bytes(t) * w(me, t), minus sum over sources o of recv_bytes(o) * w(o, me),

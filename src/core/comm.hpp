@@ -65,3 +65,14 @@ struct MPIX_Comm_s {
   // which a request alive that long would have to see start alongside.
   int next_plan_tag() { return (int)(plans_created++ % tag_slots) * 8; }
 };
+
+namespace mpix {
+
+// The units an algorithm aggregates at (hint mpix_locality): the regions of all
+// nodes when asked for and some node has several, else the nodes (a communicator
+// without a region level aggregates per node either way).
+inline Locality& locality_level(MPIX_Comm_s* comm, Level level) {
+  return level == Level::region && comm->regions.divides_nodes() ? comm->regions.level() : comm->locality;
+}
+
+}  // namespace mpix

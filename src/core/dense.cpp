@@ -156,7 +156,7 @@ int check_local(const DenseArgs& a, const MPIX_Info* info, MPIX_Comm_s* comm, Ex
     // value out of range for this communicator (a radix above P) only rules out
     // the algorithms it does not fit (select.cpp), rather than failing the call.
     const std::vector<Param> all = {Param::radix, Param::block_count, Param::stride,
-                                    Param::max_queue, Param::segment_bytes, Param::seed};
+                                    Param::max_queue, Param::segment_bytes, Param::seed, Param::locality};
     MPIX_TRY(resolve_params(info, all, INT_MAX, &hints->params));
     hints->params.seed = hints->params.is_given(Param::seed) ? hints->params.seed : (unsigned long long)comm->size;
     hints->params_text += describe_params(all, hints->params) + ";";
@@ -262,7 +262,7 @@ int plan_dense(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm, bool pe
   mine.algorithm = hints.asked ? (long long)(hints.asked - algorithms().data()) : -1;
   mine.hints_hash = text_hash(hints.params_text) ^ (hints.check_args ? 1 : 0);
   if (local_rc == MPIX_SUCCESS) {
-    mine.facts = local_facts(context.exchange, comm->locality);
+    mine.facts = local_facts(context.exchange, comm->locality, comm->regions);
     mine.count_checksum = count_checksum(context.exchange, comm);
   }
   mine.facts.in_place = a.sendbuf == MPI_IN_PLACE;

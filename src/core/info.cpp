@@ -31,6 +31,7 @@ const std::vector<KeySpec>& info_keys() {
       {"mpix_check_args", KeyKind::boolean, 0},
       {"mpix_recv_counts_known", KeyKind::boolean, 0},
       {"mpix_cuda_aware", KeyKind::boolean, 0},
+      {"mpix_locality", KeyKind::locality, 0},
   };
   return keys;
 }
@@ -104,6 +105,9 @@ int check_value(const KeySpec& spec, const std::string& value, const std::string
     case KeyKind::boolean:
       if (value == "true" || value == "false") return MPIX_SUCCESS;
       return bad_value(source, value, "expected true or false");
+    case KeyKind::locality:
+      if (value == "node" || value == "region") return MPIX_SUCCESS;
+      return bad_value(source, value, "expected node or region");
   }
   return MPIX_SUCCESS;
 }

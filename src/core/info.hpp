@@ -24,6 +24,7 @@ enum class KeyKind {
   seed,         // any integer
   path,         // a non-empty file name
   boolean,      // true or false
+  locality,     // node or region
 };
 
 struct KeySpec {

@@ -21,6 +21,9 @@ struct ExchangeFacts {
   int ranks = 1;                     // P
   int nodes = 1;                     // N
   int max_ppn = 1, min_ppn = 1;      // ranks on the largest and the smallest node
+  // The region level (regions.hpp), when some node has several regions: the
+  // regions of all nodes and the ranks of the largest; 0 when there is none.
+  int regions = 0, max_region_size = 0;
   long long max_block = 0;           // largest block anywhere (send or receive side)
   long long min_block = 0;           // smallest block anywhere (send or receive side)
   long long total_bytes = 0;         // all blocks to other ranks, all ranks

@@ -55,8 +55,8 @@ const std::vector<Algorithm>& algorithms() {
       {"tuna_hier_coalesced", kAlltoall | kAlltoallv, {Param::radix, Param::block_count},
        create_tuna_hier_coalesced, cost_tuna_hier_coalesced, nullptr,
        "TuNA inside each node, then scattered between nodes Q blocks per message, N-1 rounds (paper 000 alg. 3)"},
-      {"node_aware", kAlltoall | kAlltoallv, {}, create_node_aware, cost_node_aware, nullptr,
-       "one message per destination node to the same local rank there, then a node-local alltoallv"},
+      {"node_aware", kAlltoall | kAlltoallv, {Param::locality}, create_node_aware, cost_node_aware, nullptr,
+       "one message per destination node (or region) to the same local rank there, then a node-local alltoallv"},
       {"ipc_hybrid", kAlltoall | kAlltoallv, {Param::ipc_threshold, Param::memcpy_threshold}, create_ipc_hybrid,
        nullptr /* never chosen by auto: whether direct copies are permitted is learnt by the plan */, nullptr,
        "inter-node messages posted first; intra-node blocks copied directly (CMA / CUDA IPC), self then rank+i, "
@@ -118,6 +118,7 @@ const char* param_key(Param param) {
     case Param::seed: return "mpix_seed";
     case Param::ipc_threshold: return "mpix_ipc_threshold";
     case Param::memcpy_threshold: return "mpix_memcpy_threshold";
+    case Param::locality: return "mpix_locality";
   }
   return "?";
 }
@@ -152,6 +153,7 @@ int resolve_params(const MPIX_Info_s* info, const std::vector<Param>& used, int 
       case Param::seed: params->seed = (unsigned long long)number; break;
       case Param::ipc_threshold: params->ipc_threshold = number; break;
       case Param::memcpy_threshold: params->memcpy_threshold = number; break;
+      case Param::locality: params->locality = value == "region" ? Level::region : Level::node; break;
     }
   }
   return MPIX_SUCCESS;
@@ -174,6 +176,7 @@ std::string describe_params(const std::vector<Param>& used, const Params& params
       case Param::seed: text += std::to_string(params.seed); break;
       case Param::ipc_threshold: text += std::to_string(params.ipc_threshold); break;
       case Param::memcpy_threshold: text += std::to_string(params.memcpy_threshold); break;
+      case Param::locality: text += params.locality == Level::region ? "region" : "node"; break;
     }
   }
   return text;

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "../topology/locality.hpp"
 #include "model.hpp"
 #include "plan.hpp"
 
@@ -14,7 +15,8 @@ struct MPIX_Info_s;
 
 namespace mpix {
 
-enum class Param { radix, block_count, stride, max_queue, segment_bytes, seed, ipc_threshold, memcpy_threshold };
+enum class Param { radix, block_count, stride, max_queue, segment_bytes, seed, ipc_threshold, memcpy_threshold,
+                   locality };
 const char* param_key(Param param);
 
 // Parameter values of one call, after info > environment > default.
@@ -34,6 +36,9 @@ struct Params {
   // ones a copy kernel (the paper's 512 KiB).
   long long ipc_threshold = 8192;
   long long memcpy_threshold = 512 * 1024;
+  // node_aware and the SDDE *_loc algorithms: the units they aggregate per
+  // (mpix_locality; locality_level() in comm.hpp).
+  Level locality = Level::node;
 };
 
 // Resolves the parameters `used` for a communicator of `comm_size` ranks; fails with

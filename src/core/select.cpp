@@ -38,6 +38,7 @@ std::vector<long long> parameter_range(Param param, int ranks) {
     case Param::seed:  // changes the order, not the cost
     case Param::ipc_threshold:
     case Param::memcpy_threshold:  // of ipc_hybrid, which auto does not choose
+    case Param::locality:          // the user's choice (mpix_locality), not the model's
       break;
   }
   std::sort(values.begin(), values.end());
@@ -59,7 +60,8 @@ void set_param(Params* params, Param param, long long value) {
     case Param::segment_bytes: params->segment_bytes = value; break;
     case Param::seed:
     case Param::ipc_threshold:
-    case Param::memcpy_threshold: break;
+    case Param::memcpy_threshold:
+    case Param::locality: break;
   }
 }
 

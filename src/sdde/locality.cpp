@@ -26,6 +26,11 @@
 // messages are concatenated; duplicates are not removed (the paper: not worth it
 // for a single exchange).
 //
+// mpix_locality=region: the same algorithms with the regions of all nodes in place
+// of the nodes (locality_level(); paper 001: "region, such as a socket or a node"):
+// one aggregate per destination region, redistribution inside the region. Regions
+// never cross nodes, so phase 2 stays inside a node.
+//
 // recv_nnz and recv_size passed in cannot skip any discovery here (both phases
 // carry aggregates, whose number the caller does not know); they are checked at
 // the end.
@@ -95,7 +100,7 @@ class Forwarder : public Receiver {
   int receive(ProbedMessage* message, const MPI_Status& status) override {
     std::vector<char> aggregate;
     MPIX_TRY(receive_bytes(message, status, &aggregate));
-    const Locality& loc = context_.comm->locality;
+    const Locality& loc = locality_level(context_.comm, context_.locality);
     const int size = context_.call->size, node = loc.node();
     bool ok = for_each_record(aggregate, [&](int dest, const char* data, long long bytes) {
       if (dest < 0 || dest >= size || loc.node_of(dest) != node || bytes < 0) return false;
@@ -155,7 +160,7 @@ class Delivery : public Receiver {
 
 int run_locality_aware(SddeContext& context, bool nbx) {
   const SddeCall& call = *context.call;
-  Locality& loc = context.comm->locality;
+  Locality& loc = locality_level(context.comm, context.locality);
   const int me = call.rank, node = loc.node(), local = loc.local_rank();
   const int nodes = loc.num_nodes();
   const std::vector<int>& members = loc.node_ranks(node);

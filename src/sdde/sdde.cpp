@@ -38,7 +38,10 @@ struct SddeArgs {
 };
 
 // What one rank knows of the call's shape, for the agreement and the choice.
+// "Node" here is a unit of the locality level the *_loc algorithms would use
+// (mpix_locality: the nodes, or the regions of all nodes).
 struct Shape {
+  Level locality = Level::node;   // mpix_locality
   long long messages = 0;         // send_nnz
   long long remote_messages = 0;  // to ranks on other nodes
   long long remote_nodes = 0;     // distinct other nodes sent to: inter-node messages once aggregated
@@ -155,7 +158,12 @@ int check_local(const SddeArgs& a, const MPIX_Info* info, MPIX_Comm_s* comm, Sdd
                                      a.name, *twice));
 
   // The shape, for the choice and the *_loc algorithms.
-  const Locality& loc = comm->locality;
+  std::string level_value, level_source;
+  if (lookup(info, "mpix_locality", &level_value, &level_source)) {
+    MPIX_TRY(check_value(*find_key("mpix_locality"), level_value, level_source));
+    shape->locality = level_value == "region" ? Level::region : Level::node;
+  }
+  const Locality& loc = locality_level(comm, shape->locality);
   std::vector<long long> aggregate(loc.num_nodes(), 0);
   for (const SddeMessage& m : call->sends) {
     const int node = loc.node_of(m.dest);
@@ -189,16 +197,18 @@ int check_local(const SddeArgs& a, const MPIX_Info* info, MPIX_Comm_s* comm, Sdd
 //   few messages among many ranks).
 // - rma is never chosen: the paper finds it ahead only at very large scale, and it
 //   costs a window of P slots per rank.
+//
+// With mpix_locality=region, "nodes" are the regions of all nodes (`unit` names them).
 const Algorithm* select_sdde(Op op, int size, int nodes, long long max_messages, long long max_remote,
-                             long long max_remote_nodes, std::string* reason) {
+                             long long max_remote_nodes, const char* unit, std::string* reason) {
   const char* name = nullptr;
   if (nodes > 1 && max_remote >= 2 && max_remote >= 2 * max_remote_nodes) {
     const bool dense = 4 * max_remote_nodes >= nodes;
     name = dense ? "personalized_loc" : "nonblocking_loc";
-    *reason = format("%d nodes; aggregation cuts the busiest rank's inter-node messages from %lld to <= %lld; "
-                     "%s (<= %lld of %d other nodes per rank)", nodes, max_remote, max_remote_nodes,
-                     dense ? "dense between nodes: reduction" : "sparse between nodes: NBX", max_remote_nodes,
-                     nodes - 1);
+    *reason = format("%d %ss; aggregation cuts the busiest rank's inter-%s messages from %lld to <= %lld; "
+                     "%s%ss: %s (<= %lld of %d other %ss per rank)", nodes, unit, unit, max_remote,
+                     max_remote_nodes, dense ? "dense between " : "sparse between ", unit,
+                     dense ? "reduction" : "NBX", max_remote_nodes, nodes - 1, unit);
   } else {
     const bool dense = 4 * max_messages >= size;
     name = dense ? "personalized" : "nonblocking";
@@ -264,15 +274,19 @@ int run(const SddeArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm) {
   const long long message_bytes =
       a.op == kAlltoallCrs && local_rc == MPIX_SUCCESS ? (long long)a.recvcount * call.recv_layout.size : 0;
   const long long known = call.known_nnz >= 0 ? 1 : 0;
-  long long mine[10] = {local_rc != MPIX_SUCCESS, index, -index, -known,
+  const long long level = shape.locality == Level::region ? 1 : 0;
+  long long mine[12] = {local_rc != MPIX_SUCCESS, index, -index, -known,
                         shape.messages, shape.remote_messages, shape.remote_nodes, shape.largest_aggregate,
-                        message_bytes, -message_bytes};
-  long long all[10];
-  MPIX_CHECK_MPI(MPI_Allreduce(mine, all, 10, MPI_LONG_LONG, MPI_MAX, comm->lib_comm));
+                        message_bytes, -message_bytes, level, -level};
+  long long all[12];
+  MPIX_CHECK_MPI(MPI_Allreduce(mine, all, 12, MPI_LONG_LONG, MPI_MAX, comm->lib_comm));
   if (local_rc != MPIX_SUCCESS) return fail(local_rc, local_message);
   if (all[0]) return fail(MPIX_ERR_ARG, format("%s: another rank rejected its arguments", a.name));
   if (all[1] != -all[2])
     return fail(MPIX_ERR_ARG, format("%s: ranks asked for different algorithms (info or environment differ)", a.name));
+  if (all[10] != -all[11])
+    return fail(MPIX_ERR_ARG, format("%s: ranks gave different mpix_locality (node on some, region on others; info "
+                                     "or environment differ)", a.name));
   call.all_know_nnz = all[3] == -1;
   if (call.all_know_nnz) MPIX_TRY(check_known_totals(a, call, comm->lib_comm));
   call.message_bytes = all[8] == -all[9] ? all[8] : -1;
@@ -280,7 +294,9 @@ int run(const SddeArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm) {
   std::string reason = "asked for";
   const Algorithm* algorithm = asked;
   if (!algorithm)
-    algorithm = select_sdde(a.op, comm->size, comm->locality.num_nodes(), all[4], all[5], all[6], &reason);
+    algorithm = select_sdde(a.op, comm->size, locality_level(comm, shape.locality).num_nodes(), all[4], all[5],
+                            all[6], &locality_level(comm, shape.locality) == &comm->locality ? "node" : "region",
+                            &reason);
   const std::string name = algorithm->name;
   const std::string unavailable = unavailable_reason(*algorithm);  // the same on every rank
   if (!unavailable.empty())
@@ -300,6 +316,7 @@ int run(const SddeArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm) {
   context.mpi_comm = comm->lib_comm;
   context.tag = comm->next_plan_tag();
   context.call = &call;
+  context.locality = shape.locality;
   Inbox inbox(call, comm->lib_comm);
   context.inbox = &inbox;
   comm->sdde_stats = SddeStats();

@@ -185,6 +185,7 @@ struct SddeContext {
   const SddeCall* call = nullptr;
   Inbox* inbox = nullptr;
   SddeStats* stats = nullptr;         // reset before the run
+  Level locality = Level::node;       // *_loc: the units they aggregate per (mpix_locality)
 };
 
 // --- discovery protocols (protocol.cpp) -----------------------------------------

@@ -29,9 +29,21 @@ bool Locality::uniform_nodes() const {
   return true;
 }
 
+int Locality::init_nested(MPI_Comm parent, MPI_Comm enclosing, const std::vector<int>& rank_unit,
+                          const std::vector<int>& rank_local) {
+  free_comms();
+  parent_ = parent;
+  enclosing_ = enclosing;
+  ppn_ = 0;
+  MPIX_CHECK_MPI(MPI_Comm_rank(parent, &rank_));
+  set_tables(rank_unit, rank_local);
+  return MPIX_SUCCESS;
+}
+
 int Locality::init(MPI_Comm parent, int ppn) {
   free_comms();
   parent_ = parent;
+  enclosing_ = MPI_COMM_NULL;
   int size = 0;
   MPIX_CHECK_MPI(MPI_Comm_size(parent, &size));
   MPIX_CHECK_MPI(MPI_Comm_rank(parent, &rank_));
@@ -68,7 +80,8 @@ int Locality::init(MPI_Comm parent, int ppn) {
 
 int Locality::node_comm(MPI_Comm* comm) {
   if (node_comm_ == MPI_COMM_NULL)
-    MPIX_CHECK_MPI(MPI_Comm_split(parent_, node(), local_rank(), &node_comm_));
+    MPIX_CHECK_MPI(MPI_Comm_split(enclosing_ != MPI_COMM_NULL ? enclosing_ : parent_, node(), local_rank(),
+                                  &node_comm_));
   *comm = node_comm_;
   return MPIX_SUCCESS;
 }
