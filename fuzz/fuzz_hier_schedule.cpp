@@ -1,7 +1,9 @@
 // libFuzzer target: the routing of hierarchical TuNA (src/alltoallv/hierarchical.cpp
 // hier_route(), the function the plans build their messages from) for any rank
 // count, node shape (equal nodes, a smaller last node, any sizes, ranks scattered
-// over nodes), radix, variant (staggered, coalesced) and mpix_block_count.
+// over nodes), radix, variant (staggered, coalesced) and mpix_block_count; and
+// node_aware's aggregation (node_aware.cpp aggregation_route()): every source is
+// gathered once on every node, by the rank it sends to.
 //
 // Every rank's route is computed and the exchange simulated block by block, with
 // block sizes drawn from the input (zeros included; sender and receiver agree, as in
@@ -138,6 +140,39 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         ++seen[d];
       }
     for (int d = 0; d < p; ++d) CHECK(seen[d] == 1);
+  }
+
+  // node_aware's aggregation (aggregation_route): each rank sends what it has for
+  // another node to one rank there, which lists it among the sources it gathers,
+  // and every rank of a node is gathered by the local rank it is (its own node) or
+  // by the one that serves it (other nodes): the holders of a node are all ranks once.
+  {
+    std::vector<mpix::AggregationRoute> aggregation;
+    for (int r = 0; r < p; ++r) aggregation.push_back(mpix::aggregation_route(layout, r));
+    for (int r = 0; r < p; ++r) {
+      const mpix::AggregationRoute& route = aggregation[r];
+      CHECK((int)route.aggregator.size() == nodes && route.holders.size() == layout[node_of[r]].size());
+      CHECK(route.holders == aggregation[layout[node_of[r]][0]].holders);
+      std::vector<int> seen(p, 0);
+      for (const std::vector<int>& sources : route.holders)
+        for (int s : sources) {
+          CHECK(s >= 0 && s < p);
+          ++seen[s];
+        }
+      for (int s = 0; s < p; ++s) CHECK(seen[s] == 1);
+      CHECK(std::find(route.holders[local_of[r]].begin(), route.holders[local_of[r]].end(), r) !=
+            route.holders[local_of[r]].end());
+      for (int m = 0; m < nodes; ++m) {
+        const int a = route.aggregator[m];
+        if (m == node_of[r]) {
+          CHECK(a == -1);
+          continue;
+        }
+        CHECK(a >= 0 && a < p && node_of[a] == m);
+        const std::vector<int>& gathered = aggregation[a].holders[local_of[a]];
+        CHECK(std::count(gathered.begin(), gathered.end(), r) == 1);
+      }
+    }
   }
 
   // Intra-node phase. place[o][d]: where block o -> d is afterwards.

@@ -1,6 +1,6 @@
-// The routing of hierarchical TuNA (hierarchical.cpp) as a pure function of the
-// node layout, so that the plan and fuzz/fuzz_hier_schedule.cpp run the same code
-// (the fuzzer without MPI).
+// The routing of hierarchical TuNA (hierarchical.cpp) and of node_aware's
+// aggregation (node_aware.cpp) as pure functions of the node layout, so that the
+// plans and fuzz/fuzz_hier_schedule.cpp run the same code (the fuzzer without MPI).
 #pragma once
 #include <functional>
 #include <vector>
@@ -51,5 +51,15 @@ struct HierRoute {
 // The route of rank `me` (section IV): staggered (Algorithm 2) or coalesced
 // (Algorithm 3).
 HierRoute hier_route(const NodeLayout& layout, int me, bool coalesced);
+
+// node_aware's phase 1 for rank `me` (node_aware.cpp): aggregator[m], the rank of
+// node m that gets everything this rank has for node m (none for its own node);
+// holders[j], the sources whose blocks for this node local rank j gathers (itself,
+// and on every other node the ranks whose local rank it serves).
+struct AggregationRoute {
+  std::vector<int> aggregator;
+  std::vector<std::vector<int>> holders;
+};
+AggregationRoute aggregation_route(const NodeLayout& layout, int me);
 
 }  // namespace mpix
