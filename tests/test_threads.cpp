@@ -86,7 +86,7 @@ void worker(int thread, MPI_Comm mpi_comm, int rounds) {
         for (int j = 0, d = 0; j < size; d += bad_counts[j], ++j) bad_displs[j] = d;
         rc = MPIX_Alltoallv(bad_send.data(), bad_counts.data(), bad_displs.data(), MPI_INT, recv.data(),
                             recv_counts.data(), recv_displs.data(), MPI_INT, info, comm);
-        if (rank == 1) expect(rc == MPIX_ERR_ARG, thread, "truncation returned as MPIX_ERR_ARG");
+        if (rank == 1) expect(rc == MPIX_ERR_ARG, thread, "counts that disagree returned as MPIX_ERR_ARG");
       }
     }
     // A persistent plan, started twice.

@@ -21,16 +21,21 @@ enum Field : int {
   kMaxRankMessages,
   kIntraNodeBytes,   // sum
   kNonContiguous, kInPlace,
+  kSentChecksum, kExpectedChecksum,  // sums modulo 2^64
   kFieldCount
 };
 
 bool is_sum(int field) { return field == kTotalBytes || field == kNonemptyBlocks || field == kIntraNodeBytes; }
+bool is_checksum(int field) { return field == kSentChecksum || field == kExpectedChecksum; }
+
+long long add_modulo(long long a, long long b) { return (long long)((unsigned long long)a + (unsigned long long)b); }
 
 void reduce_records(void* in, void* inout, int* len, MPI_Datatype*) {
   const long long* a = (const long long*)in;
   long long* b = (long long*)inout;
   for (int r = 0; r < *len; ++r, a += kFieldCount, b += kFieldCount)
-    for (int f = 0; f < kFieldCount; ++f) b[f] = is_sum(f) ? b[f] + a[f] : std::max(a[f], b[f]);
+    for (int f = 0; f < kFieldCount; ++f)
+      b[f] = is_checksum(f) ? add_modulo(a[f], b[f]) : is_sum(f) ? b[f] + a[f] : std::max(a[f], b[f]);
 }
 
 }  // namespace
@@ -65,6 +70,25 @@ ExchangeFacts local_facts(const Exchange& ex, const Locality& locality) {
   return facts;
 }
 
+// w(i, j): splitmix64 of the pair, made odd.
+static unsigned long long pair_weight(int from, int to) {
+  unsigned long long x = ((unsigned long long)(unsigned)from << 32 | (unsigned)to) + 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return (x ^ (x >> 31)) | 1;
+}
+
+void count_checksums(const Exchange& ex, Agreement* mine) {
+  unsigned long long sent = 0, expected = 0;
+  for (int peer = 0; peer < ex.size; ++peer) {
+    if (peer == ex.rank) continue;  // the own block is checked locally
+    sent += (unsigned long long)ex.send.block_bytes(peer) * pair_weight(ex.rank, peer);
+    expected += (unsigned long long)ex.recv.block_bytes(peer) * pair_weight(peer, ex.rank);
+  }
+  mine->sent_checksum = sent;
+  mine->expected_checksum = expected;
+}
+
 int agree(MPIX_Comm_s* comm, const Agreement& mine, Agreement* all) {
   if (comm->agreement_op == MPI_OP_NULL) {
     MPIX_CHECK_MPI(MPI_Type_contiguous(kFieldCount, MPI_LONG_LONG, &comm->agreement_type));
@@ -88,6 +112,8 @@ int agree(MPIX_Comm_s* comm, const Agreement& mine, Agreement* all) {
   record[kIntraNodeBytes] = f.intra_node_bytes;
   record[kNonContiguous] = !f.contiguous;
   record[kInPlace] = f.in_place;
+  record[kSentChecksum] = (long long)mine.sent_checksum;
+  record[kExpectedChecksum] = (long long)mine.expected_checksum;
   long long agreed[kFieldCount];
   MPIX_CHECK_MPI(MPI_Allreduce(record, agreed, 1, comm->agreement_type, comm->agreement_op, comm->lib_comm));
   *all = mine;
@@ -105,6 +131,7 @@ int agree(MPIX_Comm_s* comm, const Agreement& mine, Agreement* all) {
   a.intra_node_bytes = agreed[kIntraNodeBytes];
   a.contiguous = agreed[kNonContiguous] == 0;
   a.in_place = agreed[kInPlace] != 0;
+  all->counts_disagree = agreed[kSentChecksum] != agreed[kExpectedChecksum];
   return MPIX_SUCCESS;
 }
 

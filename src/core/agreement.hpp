@@ -17,12 +17,26 @@ struct Agreement {
   long long algorithm = -1;     // registry index asked for; -1: auto
   long long hints_hash = 0;     // of every parameter and hint the call may use
   ExchangeFacts facts;          // this rank's part (sums and extremes are agreed)
+  // Weighted sums of the bytes this rank sends to each peer and expects from each
+  // (count_checksums); agreed: whether the sums over all ranks differ.
+  unsigned long long sent_checksum = 0, expected_checksum = 0;
+  bool counts_disagree = false;
 };
 
 // This rank's part of the facts of `exchange` on a communicator with `locality`.
 struct Exchange;
 class Locality;
 ExchangeFacts local_facts(const Exchange& exchange, const Locality& locality);
+
+// Counts that disagree between two ranks (rank i sends rank j other than the bytes
+// j expects from i: erroneous in MPI, which checks nothing) without another
+// message: every rank adds b(i, j) w(i, j) over the blocks it sends and over the
+// blocks it expects, with the same odd pseudo-random weight w(i, j) on both sides
+// of a pair, and the agreement sums both over the ranks. They differ if any pair
+// disagrees (always for one pair: d w is not 0 modulo 2^64 for odd w and
+// 0 < |d| < 2^61; for several pairs, unless their weighted differences cancel,
+// chance about 2^-64). Sets mine's checksums; O(P), like local_facts.
+void count_checksums(const Exchange& exchange, Agreement* mine);
 
 // Collective on comm->lib_comm. `all` receives: failed if any rank failed,
 // algorithm and hints_hash set to -2 if the ranks differ, and the agreed facts.
