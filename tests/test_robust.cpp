@@ -355,6 +355,53 @@ TEST_CASE("SDDE: mpix_recv_counts_known=true uses the values, and wrong totals f
   }
 }
 
+TEST_CASE("SDDE: known counts wrong on two ranks by amounts that cancel fail everywhere", "[sdde][hang]") {
+  // The totals agree, so a check of totals alone let rank 0 wait for ever for a
+  // message that never comes; the weighted sums find it, and rank 0 is named.
+  Comm c;
+  SparseExchange ex;
+  if (ex.size < 2) return;
+  harness::Info known{{"mpix_recv_counts_known", "true"}};
+  const int error = ex.rank == 0 ? 1 : ex.rank == 1 ? -1 : 0;
+  for (const std::string& name : sdde_algorithms(mpix::kAlltoallCrs)) {
+    INFO("alltoall_crs " << name);
+    known.set("mpix_alltoall_crs_algorithm", name);
+    int recv_nnz = ex.senders() + error, *src = nullptr;
+    void* recvvals = nullptr;
+    int rc = MPIX_Alltoall_crs(ex.senders(), ex.dest.data(), 1, MPI_INT, ex.vals.data(), &recv_nnz, &src, 1, MPI_INT,
+                               &recvvals, known.info, c.comm);
+    CHECK(all_ranks(rc == MPIX_ERR_ARG));
+    if (ex.rank == 0)
+      CHECK(message_has(mpix::format("MPIX_Alltoall_crs: mpix_recv_counts_known=true, but recv_nnz=%d was passed in "
+                                     "where %d messages are sent to this rank", ex.senders() + 1, ex.senders()).c_str()));
+    else if (ex.rank > 1)
+      CHECK(message_has("the recv_nnz or recv_size passed in on another rank differ from what is sent to it"));
+    MPIX_Free(src);
+    MPIX_Free(recvvals);
+  }
+  for (const std::string& name : sdde_algorithms(mpix::kAlltoallvCrs)) {
+    INFO("alltoallv_crs " << name);
+    known.set("mpix_alltoallv_crs_algorithm", name);
+    int recv_nnz = ex.senders(), recv_size = ex.senders() + error;
+    int *src = nullptr, *counts = nullptr, *displs = nullptr;
+    void* recvvals = nullptr;
+    int rc = MPIX_Alltoallv_crs(ex.senders(), ex.senders(), ex.dest.data(), ex.counts.data(), ex.displs.data(),
+                                MPI_INT, ex.vals.data(), &recv_nnz, &recv_size, &src, &counts, &displs, MPI_INT,
+                                &recvvals, known.info, c.comm);
+    CHECK(all_ranks(rc == MPIX_ERR_ARG));
+    if (ex.rank == 1)
+      CHECK(message_has(mpix::format("recv_size=%d was passed in where %d bytes are sent to this rank",
+                                     ex.senders() - 1, 4 * ex.senders()).c_str()));
+    // Nothing is left in flight: a correct call works.
+    recv_size = ex.senders();
+    rc = MPIX_Alltoallv_crs(ex.senders(), ex.senders(), ex.dest.data(), ex.counts.data(), ex.displs.data(), MPI_INT,
+                            ex.vals.data(), &recv_nnz, &recv_size, &src, &counts, &displs, MPI_INT, &recvvals,
+                            known.info, c.comm);
+    CHECK(all_ranks(rc == MPIX_SUCCESS));
+    for (void* p : {(void*)src, (void*)counts, (void*)displs, recvvals}) MPIX_Free(p);
+  }
+}
+
 TEST_CASE("SDDE: a message of 4 GiB is refused before anything is sent", "[sdde]") {
   Comm c;
   const int size = harness::world_size(), rank = harness::world_rank();

@@ -70,8 +70,7 @@ ExchangeFacts local_facts(const Exchange& ex, const Locality& locality) {
   return facts;
 }
 
-// w(i, j): splitmix64 of the pair, made odd.
-static unsigned long long pair_weight(int from, int to) {
+unsigned long long pair_weight(int from, int to) {
   unsigned long long x = ((unsigned long long)(unsigned)from << 32 | (unsigned)to) + 0x9e3779b97f4a7c15ull;
   x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
   x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;

@@ -38,6 +38,9 @@ ExchangeFacts local_facts(const Exchange& exchange, const Locality& locality);
 // chance about 2^-64). Sets mine's checksums; O(P), like local_facts.
 void count_checksums(const Exchange& exchange, Agreement* mine);
 
+// w(from, to): the odd pseudo-random weight of a pair (splitmix64 of the pair).
+unsigned long long pair_weight(int from, int to);
+
 // Collective on comm->lib_comm. `all` receives: failed if any rank failed,
 // algorithm and hints_hash set to -2 if the ranks differ, and the agreed facts.
 int agree(MPIX_Comm_s* comm, const Agreement& mine, Agreement* all);
