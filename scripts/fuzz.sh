@@ -40,7 +40,7 @@ read -r -a MPI_LIBS <<<"$(pkg-config --libs "$MPI")"
 mkdir -p "$OUT/obj" "$OUT/artifacts"
 
 # Recompiles a source when it, or any header of the project, is newer than its object.
-newest_header="$(find "$ROOT/src" "$ROOT/include" "$ROOT/tools" -name '*.h*' -printf '%T@\n' | sort -n | tail -1)"
+newest_header="$(find "$ROOT/src" "$ROOT/include" "$ROOT/tools" "$ROOT/fuzz" -name '*.h*' -printf '%T@\n' | sort -n | tail -1)"
 compile() {  # source object extra-flags...
   local source="$1" object="$2"
   shift 2

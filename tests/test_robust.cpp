@@ -9,8 +9,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "core/completion.hpp"
 #include "core/error.hpp"
 #include "core/registry.hpp"
 #include "harness.hpp"
@@ -30,16 +32,16 @@ bool reads_as_words(const std::string& message) {
   return true;
 }
 
-// Alltoallv of ints where block i -> j holds i*100+j, one int per block; `extra`
-// changes what rank 0 sends to rank 1 (and `expect` what rank 1 expects from 0).
+// Alltoallv of ints where block i -> j holds i*100+j, one int per block; rank
+// `from` sends `sent` ints to rank `to`, which expects `expected`.
 struct Exchange {
   int size = harness::world_size(), rank = harness::world_rank();
   std::vector<int> send, recv, send_counts, send_displs, recv_counts, recv_displs;
-  Exchange(int sent_to_1 = 1, int expected_from_0 = 1) {
+  Exchange(int sent = 1, int expected = 1, int from = 0, int to = 1) {
     send_counts.assign(size, 1);
     recv_counts.assign(size, 1);
-    if (rank == 0 && size > 1) send_counts[1] = sent_to_1;
-    if (rank == 1) recv_counts[0] = expected_from_0;
+    if (rank == from && to < size) send_counts[to] = sent;
+    if (rank == to) recv_counts[from] = expected;
     send_displs.resize(size);
     recv_displs.resize(size);
     int s = 0, r = 0;
@@ -72,9 +74,10 @@ std::vector<std::string> alltoallv_algorithms() {
 
 }  // namespace
 
-TEST_CASE("counts that disagree: an error, never an abort or a hang, for every algorithm", "[abort]") {
+TEST_CASE("counts that disagree fail on every rank before any data moves, for every algorithm", "[abort]") {
   Comm c;
-  if (harness::world_size() < 2) return;
+  const int size = harness::world_size(), rank = harness::world_rank();
+  if (size < 2) return;
   for (const std::string& name : alltoallv_algorithms()) {
     INFO("algorithm " << name);
     harness::Info info{{"mpix_alltoallv_algorithm", name}};
@@ -84,17 +87,25 @@ TEST_CASE("counts that disagree: an error, never an abort or a hang, for every a
     REQUIRE(all_ranks(rc == MPIX_SUCCESS));
     CHECK(all_ranks(good.correct()));
 
-    // Rank 0 sends two ints to rank 1, which expects one (a truncation on rank 1),
-    // then one where rank 1 expects two: the count checksum of the agreement fails
-    // every rank, whatever the algorithm, before any data moves.
-    for (auto [sent, expected] : {std::pair{2, 1}, std::pair{1, 2}}) {
-      Exchange wrong(sent, expected);
-      rc = wrong.run(info.info, c.comm);
-      CHECK(all_ranks(rc == MPIX_ERR_ARG));
-      CHECK(message_has("MPIX_Alltoallv: send and receive counts disagree between ranks"));
-      CHECK(reads_as_words(last_message()));
-      CHECK(wrong.recv.back() == -1);  // nothing beyond the receive buffer
-    }
+    // A neighbour, and the last rank (on another emulated node): more, fewer, none
+    // where one is expected, one where none is. Before the agreement's checksums,
+    // these truncated on the receiving rank only, were dropped silently (pmpi),
+    // shifted other blocks (the hierarchical exchanges' inter-node messages), or
+    // left a message to a later call.
+    for (int to : {1, size - 1})
+      for (const auto& [sent, expected] : {std::pair<int, int>{2, 1}, {1, 2}, {0, 1}, {1, 0}}) {
+        INFO("rank 0 sends " << sent << " ints to rank " << to << ", which expects " << expected);
+        Exchange bad(sent, expected, 0, to);
+        rc = bad.run(info.info, c.comm);
+        CHECK(all_ranks(rc == MPIX_ERR_ARG));
+        if (rank == to)
+          CHECK(message_has(mpix::format("MPIX_Alltoallv: rank 0 sends %d bytes to rank %d, which expects %d",
+                                            4 * sent, to, 4 * expected).c_str()));
+        else
+          CHECK(message_has("MPIX_Alltoallv: send and receive counts disagree between ranks"));
+        CHECK(reads_as_words(last_message()));
+        CHECK(bad.recv.back() == -1);  // nothing beyond the receive buffer
+      }
 
     // The handlers swapped around the library's waits are the user's again.
     MPI_Errhandler world;
@@ -107,6 +118,55 @@ TEST_CASE("counts that disagree: an error, never an abort or a hang, for every a
     CHECK(all_ranks(after.run(info.info, c.comm) == MPIX_SUCCESS));
     CHECK(all_ranks(after.correct()));
   }
+}
+
+TEST_CASE("random_segmented: counts that differ by a segment fail instead of hanging", "[hang]") {
+  // Segments above MPI's eager limit: the sender of a segment the receiver posts no
+  // receive for used to wait for ever.
+  Comm c;
+  const int size = harness::world_size(), rank = harness::world_rank();
+  if (size < 2) return;
+  const int segment_ints = 65536;  // 256 KiB
+  harness::Info info{{"mpix_alltoallv_algorithm", "random_segmented"},
+                     {"mpix_segment_bytes", std::to_string(4 * segment_ints)}};
+  Exchange bad(2 * segment_ints, segment_ints, 0, 1);
+  CHECK(all_ranks(bad.run(info.info, c.comm) == MPIX_ERR_ARG));
+  if (rank == 1) CHECK(message_has("rank 0 sends 524288 bytes to rank 1, which expects 262144"));
+  Exchange good(2 * segment_ints, 2 * segment_ints, 0, 1);
+  CHECK(all_ranks(good.run(info.info, c.comm) == MPIX_SUCCESS));
+  CHECK(all_ranks(good.correct()));
+}
+
+TEST_CASE("a truncated receive completes as this call's error, not an abort", "[abort]") {
+  // Counts that disagree no longer reach the exchange (the agreement finds them);
+  // the completion wrappers still turn a truncation that gets past it into an
+  // error after the exchange (completion.hpp), under MPI_ERRORS_ARE_FATAL on
+  // MPI_COMM_WORLD: called directly here.
+  const int size = harness::world_size(), rank = harness::world_rank();
+  if (size < 2) return;
+  MPI_Comm comm;
+  MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+  MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+  int data[2] = {7, 8}, into[2] = {-1, -1};
+  mpix::set_pending(MPIX_SUCCESS, std::string());
+  int rc = MPIX_SUCCESS;
+  if (rank == 0) {
+    MPI_Send(data, 2, MPI_INT, 1, 0, comm);
+  } else if (rank == 1) {
+    MPI_Request request;
+    MPI_Irecv(into, 1, MPI_INT, 0, 0, comm, &request);
+    rc = mpix::wait_all(1, &request, comm);
+    CHECK(rc == MPIX_SUCCESS);  // the exchange goes on
+  }
+  rc = mpix::finish_call("MPIX_Alltoallv", rc);
+  if (rank == 1) {
+    CHECK(rc == MPIX_ERR_ARG);
+    CHECK(message_has("MPIX_Alltoallv: rank 1 received a message from rank 0 larger than the receive posted"));
+    CHECK(into[1] == -1);
+  } else {
+    CHECK(rc == MPIX_SUCCESS);
+  }
+  MPI_Comm_free(&comm);
 }
 
 TEST_CASE("alltoall block sizes that disagree fail on every rank, for every algorithm", "[abort]") {
@@ -292,6 +352,53 @@ TEST_CASE("SDDE: mpix_recv_counts_known=true uses the values, and wrong totals f
                                 &recvvals, known.info, c.comm);
     CHECK(all_ranks(rc == MPIX_ERR_ARG));
     CHECK(message_has("the recv_size passed in add up to"));
+  }
+}
+
+TEST_CASE("SDDE: known counts wrong on two ranks by amounts that cancel fail everywhere", "[sdde][hang]") {
+  // The totals agree, so a check of totals alone let rank 0 wait for ever for a
+  // message that never comes; the weighted sums find it, and rank 0 is named.
+  Comm c;
+  SparseExchange ex;
+  if (ex.size < 2) return;
+  harness::Info known{{"mpix_recv_counts_known", "true"}};
+  const int error = ex.rank == 0 ? 1 : ex.rank == 1 ? -1 : 0;
+  for (const std::string& name : sdde_algorithms(mpix::kAlltoallCrs)) {
+    INFO("alltoall_crs " << name);
+    known.set("mpix_alltoall_crs_algorithm", name);
+    int recv_nnz = ex.senders() + error, *src = nullptr;
+    void* recvvals = nullptr;
+    int rc = MPIX_Alltoall_crs(ex.senders(), ex.dest.data(), 1, MPI_INT, ex.vals.data(), &recv_nnz, &src, 1, MPI_INT,
+                               &recvvals, known.info, c.comm);
+    CHECK(all_ranks(rc == MPIX_ERR_ARG));
+    if (ex.rank == 0)
+      CHECK(message_has(mpix::format("MPIX_Alltoall_crs: mpix_recv_counts_known=true, but recv_nnz=%d was passed in "
+                                     "where %d messages are sent to this rank", ex.senders() + 1, ex.senders()).c_str()));
+    else if (ex.rank > 1)
+      CHECK(message_has("the recv_nnz or recv_size passed in on another rank differ from what is sent to it"));
+    MPIX_Free(src);
+    MPIX_Free(recvvals);
+  }
+  for (const std::string& name : sdde_algorithms(mpix::kAlltoallvCrs)) {
+    INFO("alltoallv_crs " << name);
+    known.set("mpix_alltoallv_crs_algorithm", name);
+    int recv_nnz = ex.senders(), recv_size = ex.senders() + error;
+    int *src = nullptr, *counts = nullptr, *displs = nullptr;
+    void* recvvals = nullptr;
+    int rc = MPIX_Alltoallv_crs(ex.senders(), ex.senders(), ex.dest.data(), ex.counts.data(), ex.displs.data(),
+                                MPI_INT, ex.vals.data(), &recv_nnz, &recv_size, &src, &counts, &displs, MPI_INT,
+                                &recvvals, known.info, c.comm);
+    CHECK(all_ranks(rc == MPIX_ERR_ARG));
+    if (ex.rank == 1)
+      CHECK(message_has(mpix::format("recv_size=%d was passed in where %d bytes are sent to this rank",
+                                     ex.senders() - 1, 4 * ex.senders()).c_str()));
+    // Nothing is left in flight: a correct call works.
+    recv_size = ex.senders();
+    rc = MPIX_Alltoallv_crs(ex.senders(), ex.senders(), ex.dest.data(), ex.counts.data(), ex.displs.data(), MPI_INT,
+                            ex.vals.data(), &recv_nnz, &recv_size, &src, &counts, &displs, MPI_INT, &recvvals,
+                            known.info, c.comm);
+    CHECK(all_ranks(rc == MPIX_SUCCESS));
+    for (void* p : {(void*)src, (void*)counts, (void*)displs, recvvals}) MPIX_Free(p);
   }
 }
 

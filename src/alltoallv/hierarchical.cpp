@@ -28,11 +28,94 @@
 #include "../core/comm.hpp"
 #include "../core/error.hpp"
 #include "bruck.hpp"
+#include "hierarchical.hpp"
 
 namespace mpix {
-namespace {
 
-int modulo(int a, int n) { return ((a % n) + n) % n; }
+// ---------------------------------------------------------------- the route
+
+HierRoute hier_route(const NodeLayout& layout, int me, bool coalesced) {
+  const int nodes = (int)layout.size();
+  std::vector<int> node_of, local_of;
+  for (int n = 0; n < nodes; ++n)
+    for (int l = 0; l < (int)layout[n].size(); ++l) {
+      const int rank = layout[n][l];
+      if (rank >= (int)node_of.size()) {
+        node_of.resize(rank + 1, -1);
+        local_of.resize(rank + 1, -1);
+      }
+      node_of[rank] = n;
+      local_of[rank] = l;
+    }
+  const int size = (int)node_of.size();
+  HierRoute route;
+  route.me = me;
+  route.node = node_of[me];
+  route.local = local_of[me];
+  const std::vector<int>& members = layout[route.node];
+  const int q = route.q = (int)members.size(), node = route.node, local = route.local;
+  for (const std::vector<int>& ranks : layout) route.q_max = std::max(route.q_max, (int)ranks.size());
+  const int q_max = route.q_max;
+
+  // Every destination's pieces go through the local rank that serves its local rank.
+  route.routed.assign(q, {});
+  for (int d = 0; d < size; ++d) route.routed[serving_local_rank(local_of[d], q)].push_back(d);
+
+  // Inter-node positions: coalesced, (offset - 1) for the node at `offset` from
+  // this one; staggered, (offset - 1) Q_max + the origin's local rank.
+  route.positions = coalesced ? (long long)(nodes - 1) : (long long)(nodes - 1) * q_max;
+  auto offset_of = [nodes](int from, int to) { return ((to - from) % nodes + nodes) % nodes; };
+  auto add = [&](bool send, long long position, std::vector<HierBlock> blocks, int peer) {
+    route.inter.push_back(HierMessage{send, position, peer, std::move(blocks)});
+  };
+  const std::vector<int>& mine = route.routed[local];
+  for (std::size_t k = 0; k < mine.size(); ++k) {
+    const int d = mine[k];
+    if (node_of[d] == node) continue;
+    const int offset = offset_of(node, node_of[d]);
+    std::vector<HierBlock> blocks;
+    for (int o = 0; o < q; ++o) {
+      const HierBlock block{members[o], o, d, (int)k};
+      if (coalesced)
+        blocks.push_back(block);
+      else
+        add(true, (long long)(offset - 1) * q_max + o, {block}, d);
+    }
+    if (coalesced) add(true, offset - 1, std::move(blocks), d);
+  }
+  for (int m = 0; m < nodes; ++m) {
+    if (m == node) continue;
+    const std::vector<int>& sources = layout[m];
+    const int offset = offset_of(m, node);
+    const int proxy = sources[serving_local_rank(local, (int)sources.size())];
+    std::vector<HierBlock> blocks;
+    for (int s = 0; s < (int)sources.size(); ++s) {
+      const HierBlock block{sources[s], s, me, -1};
+      if (coalesced)
+        blocks.push_back(block);
+      else
+        add(false, (long long)(offset - 1) * q_max + s, {block}, proxy);
+    }
+    if (coalesced) add(false, offset - 1, std::move(blocks), proxy);
+  }
+  return route;
+}
+
+void HierRoute::layout_x(const std::function<long long(int, int)>& arriving) {
+  const std::vector<int>& mine = routed[local];
+  x_offset.assign(q, std::vector<long long>(mine.size(), 0));
+  x_bytes = 0;
+  for (std::size_t k = 0; k < mine.size(); ++k) {
+    if (mine[k] == me) continue;
+    for (int o = 0; o < q; ++o) {
+      if (o == local) continue;
+      x_offset[o][k] = x_bytes;
+      x_bytes += arriving(o, (int)k);
+    }
+  }
+}
+
+namespace {
 
 class HierarchicalTuna : public ByteExchangePlan {
  public:
@@ -41,24 +124,21 @@ class HierarchicalTuna : public ByteExchangePlan {
     tag_ = context.tag;
     ScratchPool& pool = context.comm->scratch;
     const Locality& loc = context.comm->locality;
-    const int size = ex_.size, me = ex_.rank;
-    const int nodes = loc.num_nodes(), node = loc.node_of(me), local = loc.local_rank_of(me);
-    const std::vector<int>& members = loc.node_ranks(node);
-    const int q = (int)members.size();
-    int q_max = 0;
-    for (int n = 0; n < nodes; ++n) q_max = std::max(q_max, (int)loc.node_ranks(n).size());
+    const int me = ex_.rank;
+    NodeLayout layout(loc.num_nodes());
+    for (int n = 0; n < loc.num_nodes(); ++n) layout[n] = loc.node_ranks(n);
+    HierRoute route = hier_route(layout, me, coalesced);
+    const std::vector<std::vector<int>>& routed = route.routed;
+    const std::vector<int>& members = layout[route.node];
+    const int q = route.q, local = route.local;
 
     // The radix is the intra-node radix, 2..Q (Q: ranks of the largest node).
-    const int max_radix = std::max(2, q_max);
+    const int max_radix = std::max(2, route.q_max);
     if (!context.params.radix_auto && context.params.radix > max_radix)
       return fail(MPIX_ERR_INFO_VALUE,
                   format("mpix_radix=%d: must be 2..Q for %s, the intra-node radix (Q=%d ranks per node)",
-                         context.params.radix, name, q_max));
+                         context.params.radix, name, route.q_max));
     const int radix = context.params.radix_auto ? default_radix(q, ex_.max_block_bytes) : context.params.radix;
-
-    // routed[t]: the destinations whose pieces travel through local rank t.
-    std::vector<std::vector<int>> routed(q);
-    for (int d = 0; d < size; ++d) routed[loc.local_rank_of(d) % q].push_back(d);
 
     BruckSetup setup;
     setup.comm = comm_;
@@ -78,81 +158,38 @@ class HierarchicalTuna : public ByteExchangePlan {
     MPIX_TRY(core_.plan(std::move(setup), &init_stats));
     // The metadata gives the sizes of the blocks from this node's ranks; blocks from
     // other nodes are sized by recvcounts alone (a larger one is a truncation).
+    const std::vector<int>& mine = routed[local];
     SizeMismatch mismatch;
-    for (std::size_t k = 0; k < routed[local].size(); ++k)
+    for (std::size_t k = 0; k < mine.size(); ++k)
       for (int o = 0; o < q; ++o)
-        if (routed[local][k] == me && o != local)
+        if (mine[k] == me && o != local)
           mismatch.check(members[o], core_.arriving_bytes(o, (int)k), recv_.piece(members[o]).bytes);
     MPIX_TRY(report_size_mismatch(mismatch, name, comm_));
 
-    // X: pieces from every origin on the node for each destination elsewhere that
-    // this rank serves, by destination, then by origin.
-    const std::vector<int>& mine = routed[local];
-    std::vector<std::vector<long long>> x_offset(q, std::vector<long long>(mine.size(), 0));
-    long long x_bytes = 0;
-    for (std::size_t k = 0; k < mine.size(); ++k) {
-      if (mine[k] == me) continue;
-      for (int o = 0; o < q; ++o) {
-        if (o == local) continue;
-        x_offset[o][k] = x_bytes;
-        x_bytes += core_.arriving_bytes(o, (int)k);
-      }
-    }
-    x_ = pool.acquire((std::size_t)x_bytes);
+    route.layout_x([this](int o, int k) { return core_.arriving_bytes(o, k); });
+    x_ = pool.acquire((std::size_t)route.x_bytes);
+    auto x_piece = [&](int o, int k) { return Piece{x_.data() + route.x_offset[o][k], core_.arriving_bytes(o, k)}; };
     std::vector<std::vector<Piece>> in(q);
     for (int o = 0; o < q; ++o) {
       if (o == local) continue;
       for (std::size_t k = 0; k < mine.size(); ++k)
-        in[o].push_back(mine[k] == me ? recv_.piece(members[o])
-                                      : Piece{x_.data() + x_offset[o][k], core_.arriving_bytes(o, (int)k)});
+        in[o].push_back(mine[k] == me ? recv_.piece(members[o]) : x_piece(o, (int)k));
     }
     MPIX_TRY(core_.bind(in, pool));
     core_.add_stages(&stages_, &stats, TimePhase::intra_node);
 
-    // Inter-node rounds: coalesced, round (offset - 1) for the node at `offset`
-    // from this one; staggered, round (offset - 1) Q_max + origin's local rank.
-    const long long positions = coalesced ? (long long)(nodes - 1) : (long long)(nodes - 1) * q_max;
     const long long batch = std::max(1, context.params.block_count);
-    const long long batches = (positions + batch - 1) / batch;
-    batches_.resize((std::size_t)batches);
-    auto add = [&](bool send, long long position, const std::vector<Piece>& pieces, int peer) {
+    batches_.resize((std::size_t)((route.positions + batch - 1) / batch));
+    for (const HierMessage& m : route.inter) {
+      std::vector<Piece> pieces;
+      for (const HierBlock& b : m.blocks)
+        pieces.push_back(!m.send ? recv_.piece(b.origin)
+                                 : b.origin == me ? send_.piece(b.dest) : x_piece(b.origin_local, b.k));
       auto message = std::make_unique<PieceMessage>();
-      int rc = message->build(pieces, peer);
-      if (rc != MPIX_SUCCESS) return rc;
-      if (message->empty()) return MPIX_SUCCESS;
-      Batch& b = batches_[(std::size_t)(position / batch)];
-      (send ? b.sends : b.recvs).push_back(std::move(message));
-      return MPIX_SUCCESS;
-    };
-    for (std::size_t k = 0; k < mine.size(); ++k) {
-      const int d = mine[k];
-      if (loc.node_of(d) == node) continue;
-      const int offset = modulo(loc.node_of(d) - node, nodes);
-      std::vector<Piece> pieces;
-      for (int o = 0; o < q; ++o) {
-        Piece piece = o == local ? send_.piece(d) : Piece{x_.data() + x_offset[o][k], core_.arriving_bytes(o, (int)k)};
-        if (coalesced) {
-          pieces.push_back(piece);
-        } else {
-          MPIX_TRY(add(true, (long long)(offset - 1) * q_max + o, {piece}, d));
-        }
-      }
-      if (coalesced) MPIX_TRY(add(true, offset - 1, pieces, d));
-    }
-    for (int m = 0; m < nodes; ++m) {
-      if (m == node) continue;
-      const std::vector<int>& sources = loc.node_ranks(m);
-      const int offset = modulo(node - m, nodes);
-      const int proxy = sources[local % (int)sources.size()];
-      std::vector<Piece> pieces;
-      for (std::size_t s = 0; s < sources.size(); ++s) {
-        if (coalesced) {
-          pieces.push_back(recv_.piece(sources[s]));
-        } else {
-          MPIX_TRY(add(false, (long long)(offset - 1) * q_max + (long long)s, {recv_.piece(sources[s])}, proxy));
-        }
-      }
-      if (coalesced) MPIX_TRY(add(false, offset - 1, pieces, proxy));
+      MPIX_TRY(message->build(pieces, m.peer));
+      if (message->empty()) continue;
+      Batch& into = batches_[(std::size_t)(m.position / batch)];
+      (m.send ? into.sends : into.recvs).push_back(std::move(message));
     }
     for (std::size_t b = 0; b < batches_.size(); ++b)
       stages_.push_back(Stage{[this, b](std::vector<MPI_Request>& requests) { return post_batch(b, requests); },

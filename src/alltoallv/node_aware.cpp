@@ -33,6 +33,7 @@
 #include "../core/error.hpp"
 #include "../core/select.hpp"
 #include "bruck.hpp"
+#include "hierarchical.hpp"
 
 namespace mpix {
 namespace {
@@ -79,6 +80,29 @@ ExchangeFacts node_phase_facts(const ExchangeFacts& facts, const Params& params)
 }
 
 
+}  // namespace
+
+AggregationRoute aggregation_route(const NodeLayout& layout, int me) {
+  const int nodes = (int)layout.size();
+  int node = 0, local = 0;
+  for (int m = 0; m < nodes; ++m)
+    for (int l = 0; l < (int)layout[m].size(); ++l)
+      if (layout[m][l] == me) node = m, local = l;
+  const int q = (int)layout[node].size();
+  AggregationRoute route;
+  route.aggregator.assign(nodes, -1);
+  route.holders.assign(q, {});
+  for (int m = 0; m < nodes; ++m) {
+    if (m != node) route.aggregator[m] = layout[m][serving_local_rank(local, (int)layout[m].size())];
+    for (int l = 0; l < (int)layout[m].size(); ++l)
+      route.holders[m == node ? l : serving_local_rank(l, q)].push_back(layout[m][l]);
+  }
+  for (std::vector<int>& sources : route.holders) std::sort(sources.begin(), sources.end());
+  return route;
+}
+
+namespace {
+
 class NodeAware : public StagePlan {
  public:
   int init(const PlanContext& context) {
@@ -93,13 +117,10 @@ class NodeAware : public StagePlan {
     const std::vector<int>& members = loc.node_ranks(node);
     const int q = (int)members.size();
 
-    // holders[j]: the sources whose blocks for this node local rank j gathers
-    // (itself and, on every other node, the ranks with local rank j mod Q).
-    std::vector<std::vector<int>> holders(q);
-    for (int s = 0; s < size; ++s) {
-      int j = loc.node_of(s) == node ? loc.local_rank_of(s) : loc.local_rank_of(s) % q;
-      holders[j].push_back(s);
-    }
+    NodeLayout layout(nodes);
+    for (int m = 0; m < nodes; ++m) layout[m] = loc.node_ranks(m);
+    const AggregationRoute route = aggregation_route(layout, me);
+    const std::vector<std::vector<int>>& holders = route.holders;
     const std::vector<int>& gathered = holders[local];
     const int count = (int)gathered.size();
 
@@ -121,10 +142,9 @@ class NodeAware : public StagePlan {
       }
       for (int m = 0; m < nodes; ++m) {
         if (m == node) continue;
-        const std::vector<int>& ranks = loc.node_ranks(m);
         requests.emplace_back();
-        MPIX_CHECK_MPI(MPI_Isend(mine[m].data(), (int)mine[m].size(), MPI_LONG_LONG, ranks[local % (int)ranks.size()],
-                                 tag, comm_, &requests.back()));
+        MPIX_CHECK_MPI(MPI_Isend(mine[m].data(), (int)mine[m].size(), MPI_LONG_LONG, route.aggregator[m], tag, comm_,
+                                 &requests.back()));
         init_stats.metadata_messages += 1;
         init_stats.metadata_bytes += (long long)(mine[m].size() * sizeof(long long));
       }
@@ -168,7 +188,7 @@ class NodeAware : public StagePlan {
       std::vector<Piece> pieces;
       for (int d : ranks) pieces.push_back(send_.piece(d));
       sends_.push_back(std::make_unique<PieceMessage>());
-      MPIX_TRY(sends_.back()->build(pieces, ranks[local % (int)ranks.size()]));
+      MPIX_TRY(sends_.back()->build(pieces, route.aggregator[m]));
     }
     for (int si = 0; si < count; ++si) {
       if (gathered[si] == me) continue;

@@ -23,30 +23,21 @@ enum Field : int {
   kMaxRankMessages,
   kIntraNodeBytes,   // sum
   kNonContiguous, kInPlace,
-  kCountChecksum,    // sum modulo 2^64
+  kSentChecksum, kExpectedChecksum,  // sums modulo 2^64
   kFieldCount
 };
 
 bool is_sum(int field) { return field == kTotalBytes || field == kNonemptyBlocks || field == kIntraNodeBytes; }
+bool is_checksum(int field) { return field == kSentChecksum || field == kExpectedChecksum; }
 
-long long wrapping_sum(long long a, long long b) {
-  return (long long)((unsigned long long)a + (unsigned long long)b);
-}
-
-// splitmix64's finaliser: weights that no structure of rank numbers cancels.
-unsigned long long mix(unsigned long long x) {
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
+long long add_modulo(long long a, long long b) { return (long long)((unsigned long long)a + (unsigned long long)b); }
 
 void reduce_records(void* in, void* inout, int* len, MPI_Datatype*) {
   const long long* a = (const long long*)in;
   long long* b = (long long*)inout;
   for (int r = 0; r < *len; ++r, a += kFieldCount, b += kFieldCount)
     for (int f = 0; f < kFieldCount; ++f)
-      b[f] = f == kCountChecksum ? wrapping_sum(b[f], a[f]) : is_sum(f) ? b[f] + a[f] : std::max(a[f], b[f]);
+      b[f] = is_checksum(f) ? add_modulo(a[f], b[f]) : is_sum(f) ? b[f] + a[f] : std::max(a[f], b[f]);
 }
 
 }  // namespace
@@ -87,20 +78,22 @@ ExchangeFacts local_facts(const Exchange& ex, const Locality& locality, const Re
   return facts;
 }
 
-unsigned long long count_checksum(const Exchange& ex, MPIX_Comm_s* comm) {
-  std::vector<unsigned long long>& w = comm->count_weights;  // h(0..P-1), then g(0..P-1)
-  if ((int)w.size() != 2 * ex.size) {
-    w.resize(2 * (std::size_t)ex.size);
-    for (std::size_t i = 0; i < w.size(); ++i) w[i] = mix(i) | 1;
-  }
-  const unsigned long long* h = w.data();
-  const unsigned long long* g = w.data() + ex.size;
+unsigned long long pair_weight(int from, int to) {
+  unsigned long long x = ((unsigned long long)(unsigned)from << 32 | (unsigned)to) + 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return (x ^ (x >> 31)) | 1;
+}
+
+void count_checksums(const Exchange& ex, Agreement* mine) {
   unsigned long long sent = 0, expected = 0;
   for (int peer = 0; peer < ex.size; ++peer) {
-    sent += (unsigned long long)ex.send.block_bytes(peer) * g[peer];
-    expected += (unsigned long long)ex.recv.block_bytes(peer) * h[peer];
+    if (peer == ex.rank) continue;  // the own block is checked locally
+    sent += (unsigned long long)ex.send.block_bytes(peer) * pair_weight(ex.rank, peer);
+    expected += (unsigned long long)ex.recv.block_bytes(peer) * pair_weight(peer, ex.rank);
   }
-  return h[ex.rank] * sent - g[ex.rank] * expected;
+  mine->sent_checksum = sent;
+  mine->expected_checksum = expected;
 }
 
 int agree(MPIX_Comm_s* comm, const Agreement& mine, Agreement* all) {
@@ -127,7 +120,8 @@ int agree(MPIX_Comm_s* comm, const Agreement& mine, Agreement* all) {
   record[kIntraNodeBytes] = f.intra_node_bytes;
   record[kNonContiguous] = !f.contiguous;
   record[kInPlace] = f.in_place;
-  record[kCountChecksum] = (long long)mine.count_checksum;
+  record[kSentChecksum] = (long long)mine.sent_checksum;
+  record[kExpectedChecksum] = (long long)mine.expected_checksum;
   long long agreed[kFieldCount];
   MPIX_CHECK_MPI(MPI_Allreduce(record, agreed, 1, comm->agreement_type, comm->agreement_op, comm->lib_comm));
   *all = mine;
@@ -145,7 +139,7 @@ int agree(MPIX_Comm_s* comm, const Agreement& mine, Agreement* all) {
   a.intra_node_bytes = agreed[kIntraNodeBytes];
   a.contiguous = agreed[kNonContiguous] == 0;
   a.in_place = agreed[kInPlace] != 0;
-  all->count_checksum = (unsigned long long)agreed[kCountChecksum];
+  all->counts_disagree = agreed[kSentChecksum] != agreed[kExpectedChecksum];
   return MPIX_SUCCESS;
 }
 

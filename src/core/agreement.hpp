@@ -17,10 +17,10 @@ struct Agreement {
   long long algorithm = -1;     // registry index asked for; -1: auto
   long long hints_hash = 0;     // of every parameter and hint the call may use
   ExchangeFacts facts;          // this rank's part (sums and extremes are agreed)
-  // count_checksum(): agreed, the wrapped sum over ranks, which is zero exactly when
-  // every rank's send sizes match the receive sizes of their destinations (up to a
-  // cancellation between two or more mismatches, of negligible probability).
-  unsigned long long count_checksum = 0;
+  // Weighted sums of the bytes this rank sends to each peer and expects from each
+  // (count_checksums); agreed: whether the sums over all ranks differ.
+  unsigned long long sent_checksum = 0, expected_checksum = 0;
+  bool counts_disagree = false;
 };
 
 // This rank's part of the facts of `exchange` on a communicator with `locality`
@@ -30,15 +30,18 @@ class Locality;
 class Regions;
 ExchangeFacts local_facts(const Exchange& exchange, const Locality& locality, const Regions& regions);
 
-// This rank's part of the count checksum: sum over destinations t of
-// send_bytes(t) * w(me, t), minus sum over sources o of recv_bytes(o) * w(o, me),
-// modulo 2^64, with weights w(o, t) = h(o) * g(t) of odd pseudo-random h and g
-// (cached per communicator). Summed over all ranks, each pair (o, t) contributes
-// (sent - expected) * w(o, t), and an odd weight is invertible modulo 2^64, so one
-// mismatched pair never sums to zero. It lets the one agreement find counts that
-// disagree between ranks before any data moves, so that every rank fails together
-// and no algorithm needs a round of its own to check the sizes it learns.
-unsigned long long count_checksum(const Exchange& exchange, MPIX_Comm_s* comm);
+// Counts that disagree between two ranks (rank i sends rank j other than the bytes
+// j expects from i: erroneous in MPI, which checks nothing) without another
+// message: every rank adds b(i, j) w(i, j) over the blocks it sends and over the
+// blocks it expects, with the same odd pseudo-random weight w(i, j) on both sides
+// of a pair, and the agreement sums both over the ranks. They differ if any pair
+// disagrees (always for one pair: d w is not 0 modulo 2^64 for odd w and
+// 0 < |d| < 2^61; for several pairs, unless their weighted differences cancel,
+// chance about 2^-64). Sets mine's checksums; O(P), like local_facts.
+void count_checksums(const Exchange& exchange, Agreement* mine);
+
+// w(from, to): the odd pseudo-random weight of a pair (splitmix64 of the pair).
+unsigned long long pair_weight(int from, int to);
 
 // Collective on comm->lib_comm. `all` receives: failed if any rank failed,
 // algorithm and hints_hash set to -2 if the ranks differ, and the agreed facts.

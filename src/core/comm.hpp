@@ -53,7 +53,6 @@ struct MPIX_Comm_s {
   std::set<std::string> verbose_reported;  // decisions MPIX_VERBOSE=1 reported
   MPI_Op agreement_op = MPI_OP_NULL;  // the one agreement of dense calls (agreement.cpp)
   MPI_Datatype agreement_type = MPI_DATATYPE_NULL;
-  std::vector<unsigned long long> count_weights;  // of count_checksum (agreement.cpp)
   mpix::SddeStats sdde_stats;    // of the last SDDE call
   mpix::SddeWindow sdde_window;  // of the rma SDDE algorithm
   mpix::DirectCopy direct_copy;  // pids, CMA permission, CUDA IPC handles (ipc_hybrid)

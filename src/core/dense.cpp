@@ -186,8 +186,9 @@ int check_local(const DenseArgs& a, const MPIX_Info* info, MPIX_Comm_s* comm, Ex
   return MPIX_SUCCESS;
 }
 
-// mpix_check_args=true: every rank learns how many bytes each peer sends it and
-// compares them with what it expects to receive.
+// Every rank learns how many bytes each peer sends it and compares them with what
+// it expects to receive (mpix_check_args=true, or the agreement found that counts
+// disagree somewhere).
 int check_counts_agree(const DenseArgs& a, const Exchange& ex, MPI_Comm comm, int* mismatch_peer) {
   TimeScope agreeing(TimePhase::agreement);
   std::vector<long long> sent(ex.size), arriving(ex.size);
@@ -202,7 +203,9 @@ int check_counts_agree(const DenseArgs& a, const Exchange& ex, MPI_Comm comm, in
     return fail(MPIX_ERR_ARG, format("%s: rank %d sends %lld bytes to rank %d, which expects %lld",
                                      a.name, *mismatch_peer, arriving[*mismatch_peer], ex.rank,
                                      ex.recv.block_bytes(*mismatch_peer)));
-  if (any) return fail(MPIX_ERR_ARG, format("%s: counts disagree between other ranks (mpix_check_args)", a.name));
+  if (any)
+    return fail(MPIX_ERR_ARG, format("%s: send and receive counts disagree between ranks (the receiving rank's "
+                                     "message names the pair)", a.name));
   return MPIX_SUCCESS;
 }
 
@@ -263,7 +266,7 @@ int plan_dense(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm, bool pe
   mine.hints_hash = text_hash(hints.params_text) ^ (hints.check_args ? 1 : 0);
   if (local_rc == MPIX_SUCCESS) {
     mine.facts = local_facts(context.exchange, comm->locality, comm->regions);
-    mine.count_checksum = count_checksum(context.exchange, comm);
+    count_checksums(context.exchange, &mine);
   }
   mine.facts.in_place = a.sendbuf == MPI_IN_PLACE;
   MPIX_TRY(agree(comm, mine, &all));
@@ -286,14 +289,11 @@ int plan_dense(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm, bool pe
   context.params = hints.params;
   context.profile = hints.profile;
 
-  // Counts that disagree between ranks (agreement.hpp): every rank fails here, before
-  // any data moves; mpix_check_args=true names the ranks, at the price of an alltoall.
+  // Counts that disagree between ranks show in the agreement's checksums; only then
+  // (or with mpix_check_args) are the block sizes exchanged, to name the pair.
   int peer = -1;
-  if (hints.check_args) MPIX_TRY(check_counts_agree(a, context.exchange, comm->lib_comm, &peer));
-  if (all.count_checksum != 0)
-    return fail(MPIX_ERR_ARG, format("%s: send and receive counts disagree between ranks: some rank's sendcounts[j] "
-                                     "x size of sendtype is not rank j's recvcounts[i] x size of recvtype "
-                                     "(mpix_check_args=true names the ranks)", a.name));
+  if (all.counts_disagree || hints.check_args)
+    MPIX_TRY(check_counts_agree(a, context.exchange, comm->lib_comm, &peer));
 
   std::string reason = "asked for";
   const Algorithm* algorithm = hints.asked;

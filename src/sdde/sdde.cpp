@@ -9,6 +9,7 @@
 #include <new>
 
 #include "../core/algorithms.hpp"
+#include "../core/agreement.hpp"
 #include "../core/error.hpp"
 #include "../core/info.hpp"
 #include "sdde.hpp"
@@ -228,24 +229,55 @@ void report(MPIX_Comm_s* comm, Op op, const std::string& algorithm, const std::s
 
 // mpix_recv_counts_known=true on every rank: discovery is skipped, so a recv_nnz
 // too large would wait for ever and one too small would leave messages behind.
-// What is cheap to check is checked: the totals over all ranks (one reduction, in
-// place of the discovery's). A count too large on one rank and too small by as much
-// on another still passes; finding that is the discovery the hint skips.
+// One reduction, in place of the discovery's, checks them: the totals over all
+// ranks, and the same sums weighted by the receiving rank (the odd pair_weight(j, j)
+// of rank j: senders add it per message and per byte to j, rank j times its
+// recv_nnz and its recv_size in bytes), which differ whenever any rank's values are
+// wrong (always for one rank; for several, unless their weighted errors cancel,
+// chance about 2^-64). Only then are the true counts summed to each rank
+// (MPI_Reduce_scatter_block) to name the rank whose values are wrong.
 int check_known_totals(const SddeArgs& a, const SddeCall& call, MPI_Comm comm) {
-  long long mine[4] = {(long long)call.sends.size(), call.known_nnz, 0, 0};
-  if (a.op == kAlltoallvCrs) {
-    for (const SddeMessage& m : call.sends) mine[2] += call.send_bytes(m);
-    mine[3] = call.known_size * (long long)call.recv_layout.size;
+  int size = 0, rank = 0;
+  MPIX_CHECK_MPI(MPI_Comm_size(comm, &size));
+  MPIX_CHECK_MPI(MPI_Comm_rank(comm, &rank));
+  const bool sizes = a.op == kAlltoallvCrs;
+  const unsigned long long known_bytes = sizes ? (unsigned long long)(call.known_size * (long long)call.recv_layout.size) : 0;
+  unsigned long long mine[6] = {(unsigned long long)call.sends.size(), (unsigned long long)call.known_nnz, 0, known_bytes,
+                                0, 0};
+  const unsigned long long weight = pair_weight(rank, rank);
+  for (const SddeMessage& m : call.sends) {
+    const unsigned long long bytes = sizes ? (unsigned long long)call.send_bytes(m) : 0;
+    mine[2] += bytes;
+    mine[4] += pair_weight(m.dest, m.dest);
+    mine[5] += bytes * pair_weight(m.dest, m.dest);
   }
-  long long all[4];
-  MPIX_CHECK_MPI(MPI_Allreduce(mine, all, 4, MPI_LONG_LONG, MPI_SUM, comm));
+  mine[4] -= (unsigned long long)call.known_nnz * weight;
+  mine[5] -= known_bytes * weight;
+  unsigned long long all[6];
+  MPIX_CHECK_MPI(MPI_Allreduce(mine, all, 6, MPI_UNSIGNED_LONG_LONG, MPI_SUM, comm));
   if (all[0] != all[1])
     return fail(MPIX_ERR_ARG, format("%s: mpix_recv_counts_known=true, but the recv_nnz passed in add up to %lld "
-                                     "messages where %lld are sent", a.name, all[1], all[0]));
+                                     "messages where %lld are sent", a.name, (long long)all[1], (long long)all[0]));
   if (all[2] != all[3])
     return fail(MPIX_ERR_ARG, format("%s: mpix_recv_counts_known=true, but the recv_size passed in add up to "
-                                     "%lld bytes where %lld are sent", a.name, all[3], all[2]));
-  return MPIX_SUCCESS;
+                                     "%lld bytes where %lld are sent", a.name, (long long)all[3], (long long)all[2]));
+  if (all[4] == 0 && all[5] == 0) return MPIX_SUCCESS;
+  // The error path: what is sent to each rank, summed there.
+  std::vector<long long> to(2 * (std::size_t)size, 0);
+  for (const SddeMessage& m : call.sends) {
+    to[2 * (std::size_t)m.dest] += 1;
+    to[2 * (std::size_t)m.dest + 1] += sizes ? call.send_bytes(m) : 0;
+  }
+  long long arriving[2] = {0, 0};
+  MPIX_CHECK_MPI(MPI_Reduce_scatter_block(to.data(), arriving, 2, MPI_LONG_LONG, MPI_SUM, comm));
+  if (arriving[0] != call.known_nnz)
+    return fail(MPIX_ERR_ARG, format("%s: mpix_recv_counts_known=true, but recv_nnz=%lld was passed in where %lld "
+                                     "messages are sent to this rank", a.name, call.known_nnz, arriving[0]));
+  if (sizes && arriving[1] != (long long)known_bytes)
+    return fail(MPIX_ERR_ARG, format("%s: mpix_recv_counts_known=true, but recv_size=%lld was passed in where %lld "
+                                     "bytes are sent to this rank", a.name, call.known_size, arriving[1]));
+  return fail(MPIX_ERR_ARG, format("%s: mpix_recv_counts_known=true, but the recv_nnz or recv_size passed in on "
+                                   "another rank differ from what is sent to it", a.name));
 }
 
 // The pointer outputs are NULL after any failure (nothing to free).
