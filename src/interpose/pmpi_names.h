@@ -63,6 +63,7 @@
 #define MPI_Wait PMPI_Wait
 #define MPI_Waitall PMPI_Waitall
 #define MPI_Waitany PMPI_Waitany
+#define MPI_Wtime PMPI_Wtime
 #define MPI_Win_allocate PMPI_Win_allocate
 #define MPI_Win_fence PMPI_Win_fence
 #define MPI_Win_free PMPI_Win_free
