@@ -214,9 +214,7 @@ int tuna_temp_blocks(int ranks, int radix) {
 
 // ---------------------------------------------------------------- TunaCore
 
-namespace {
 int modulo(long long a, int q) { return (int)(((a % q) + q) % q); }
-}  // namespace
 
 TunaSchedule tuna_schedule(int ranks, int radix) {
   TunaSchedule schedule;

@@ -149,6 +149,9 @@ struct SizeMismatch {
 // that disagree, so a mismatch here means two mismatches cancelled in it.
 int report_size_mismatch(const SizeMismatch& mismatch, const char* algorithm, MPI_Comm comm);
 
+// a mod q in 0..q-1, also for negative a (the rank at a distance behind).
+int modulo(long long a, int q);
+
 int default_radix(int ranks, long long max_block_bytes);
 
 // Rounds of a radix-r Bruck over Q ranks: one per (x, z) with z r^x < Q.

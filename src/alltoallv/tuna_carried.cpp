@@ -12,8 +12,9 @@
 // copy out), received into the round's buffer, and copied to the receive buffer
 // from there (one copy in). That is cheap for the small blocks where the K rounds
 // of metadata cost as much as the data, and the cost model says where it is not;
-// the buffers are bounded by kMaxCarriedBytes. A persistent plan pays tuna's
-// metadata once at init, so `tuna` suits it better; the model knows that too.
+// the buffers are bounded by kMaxCarriedBytes. A persistent plan of `tuna` pays its
+// metadata once at init, but still splits rounds into parts where T is short of
+// slots; which of the two starts faster is the cost model's call.
 #include <algorithm>
 #include <cstring>
 
@@ -30,8 +31,6 @@ namespace {
 
 using Size = long long;  // one header entry: the bytes of one block
 constexpr double kMaxCarriedBytes = 64.0 * 1024 * 1024;
-
-int modulo(long long a, int q) { return (int)(((a % q) + q) % q); }
 
 // The receive buffers of all rounds (blocks stay in them until forwarded), for
 // `hops` blocks over all rounds.
