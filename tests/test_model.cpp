@@ -137,7 +137,7 @@ TEST_CASE("tuning file: distribution conditions", "[model][parser]") {
   }
 }
 
-TEST_CASE("the model prefers log-time exchanges for small blocks at scale, MPI's own for large", "[model]") {
+TEST_CASE("the model prefers log-time exchanges for small blocks at scale, a direct exchange at 2 ranks", "[model]") {
   const mpix::MachineProfile profile;
   auto choose = [&](const mpix::ExchangeFacts& f) {
     mpix::PlanContext context;
@@ -148,9 +148,15 @@ TEST_CASE("the model prefers log-time exchanges for small blocks at scale, MPI's
   };
   mpix::Prediction small = choose(facts_of(256, 4, 16, false));
   CHECK(std::string(small.algorithm->name).find("tuna") == 0);
-  // 2 ranks: one message either way; nothing beats MPI's own by the margin.
-  for (long long bytes : {16LL, 4096LL, 1LL << 20, 16LL << 20})
-    CHECK(choose(facts_of(2, 1, bytes, false)).algorithm->name == std::string("pmpi"));
+  // 2 ranks: one message either way; on the tie mpix's own direct exchange goes
+  // before MPI's, whose internals the model does not know.
+  for (long long bytes : {16LL, 4096LL, 1LL << 20, 16LL << 20}) {
+    mpix::Prediction choice = choose(facts_of(2, 1, bytes, false));
+    CHECK(choice.algorithm->name != std::string("pmpi"));
+    mpix::Prediction pmpi = mpix::predict_best(*mpix::find_algorithm("pmpi", mpix::kAlltoallv),
+                                               facts_of(2, 1, bytes, false), mpix::Params{}, profile);
+    CHECK(pmpi.seconds == Approx(choice.seconds));
+  }
   // A radix chosen by the model is in 2..P; a hierarchical one in 2..Q.
   for (const mpix::Algorithm& a : mpix::algorithms()) {
     if (!a.cost || !(a.ops & mpix::kAlltoallv)) continue;
@@ -167,6 +173,19 @@ TEST_CASE("the model prefers log-time exchanges for small blocks at scale, MPI's
   mpix::Prediction p = mpix::predict_best(*mpix::find_algorithm("tuna", mpix::kAlltoallv), facts_of(64, 8, 100, false),
                                           given, profile);
   CHECK(p.params.radix == 5);
+  // Predictions are kept per input: the same inputs give the same prediction, a
+  // profile with other constants (even at the same address) another one.
+  {
+    const mpix::Algorithm& tuna_algorithm = *mpix::find_algorithm("tuna", mpix::kAlltoallv);
+    mpix::MachineProfile slow = profile;
+    mpix::Prediction first = mpix::predict_best(tuna_algorithm, facts_of(64, 8, 100, false), mpix::Params{}, slow);
+    mpix::Prediction again = mpix::predict_best(tuna_algorithm, facts_of(64, 8, 100, false), mpix::Params{}, slow);
+    CHECK(again.seconds == first.seconds);
+    CHECK(again.params.radix == first.params.radix);
+    slow.inter_latency *= 10;
+    mpix::Prediction slower = mpix::predict_best(tuna_algorithm, facts_of(64, 8, 100, false), mpix::Params{}, slow);
+    CHECK(slower.seconds > first.seconds);
+  }
   // Persistent plans do not pay TuNA's metadata rounds again.
   mpix::ExchangeFacts f = facts_of(64, 8, 100, false);
   mpix::Cost tuna = mpix::find_algorithm("tuna", mpix::kAlltoallv)->cost(f, p.params, profile);

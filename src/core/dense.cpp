@@ -125,6 +125,7 @@ int resolve_profile(const MPIX_Info* info, MPIX_Comm_s* comm, Hints* hints) {
 // Local checks; fills the exchange and the hints. Everything that can fail on one
 // rank alone is checked here, before the agreement.
 int check_local(const DenseArgs& a, const MPIX_Info* info, MPIX_Comm_s* comm, Exchange* ex, Hints* hints) {
+  EnvironmentScope environment;
   ex->size = comm->size;
   ex->rank = comm->rank;
   ex->uniform = a.op == kAlltoall;
@@ -159,7 +160,11 @@ int check_local(const DenseArgs& a, const MPIX_Info* info, MPIX_Comm_s* comm, Ex
                                     Param::max_queue, Param::segment_bytes, Param::seed, Param::locality};
     MPIX_TRY(resolve_params(info, all, INT_MAX, &hints->params));
     hints->params.seed = hints->params.is_given(Param::seed) ? hints->params.seed : (unsigned long long)comm->size;
-    hints->params_text += describe_params(all, hints->params) + ";";
+    // Compared between ranks as a hash: the values' bytes serve as well as their text.
+    const Params& p = hints->params;
+    const long long values[] = {p.radix, p.radix_auto, p.block_count, p.stride, p.max_queue, p.segment_bytes,
+                                (long long)p.seed, p.given, (long long)p.locality};
+    hints->params_text.append(reinterpret_cast<const char*>(values), sizeof values);
   }
   if (!hints->asked && lookup(info, "mpix_tuning_file", &value, &source)) {
     MPIX_TRY(check_value(*find_key("mpix_tuning_file"), value, source));
@@ -295,6 +300,7 @@ int plan_dense(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm, bool pe
   if (all.counts_disagree || hints.check_args)
     MPIX_TRY(check_counts_agree(a, context.exchange, comm->lib_comm, &peer));
 
+  const bool verbose = verbose_level() > 0;
   std::string reason = "asked for";
   const Algorithm* algorithm = hints.asked;
   std::vector<Prediction> ranked;
@@ -305,10 +311,11 @@ int plan_dense(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm, bool pe
     MPIX_Info_s merged = with_rule_hints(info, *rule);
     MPIX_TRY(resolve_params(&merged, algorithm->params, comm->size, &context.params));
   } else if (!algorithm) {
-    Prediction choice = select_dense(a.op, context, &ranked);
+    Prediction choice = select_dense(a.op, context, verbose ? &ranked : nullptr);
     algorithm = choice.algorithm;
     context.params = choice.params;
-    reason = format("auto: predicted %s on %s", microseconds(choice.seconds).c_str(), hints.profile->source.c_str());
+    if (verbose)  // the text only MPIX_VERBOSE shows: a blocking call at 2 ranks takes a few us
+      reason = format("auto: predicted %s on %s", microseconds(choice.seconds).c_str(), hints.profile->source.c_str());
   }
   // A radix left to the library (`auto`, the default) is the model's best for the
   // algorithm; the other parameters of an algorithm asked for by name or by a
@@ -361,18 +368,22 @@ int plan_dense(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm, bool pe
   context.tag = comm->next_plan_tag();
   MPIX_TRY(algorithm->create(context, &request->plan));
   request->plan->init_stats.scratch_bytes += request->in_place_copy.size();
-  report(comm, a.name, *algorithm, request->params, reason, context.facts, ranked);
+  if (verbose) report(comm, a.name, *algorithm, request->params, reason, context.facts, ranked);
   *out = std::move(request);
   return MPIX_SUCCESS;
 }
 
-int start(MPIX_Request_s* request) {
-  if (request->device_staging) MPIX_TRY(request->device_staging->copy_in());
+void copy_in(MPIX_Request_s* request) {
   if (request->in_place_bytes > 0) {
     charge_copy(request->in_place_bytes);
     std::memcpy(request->in_place_copy.data() + request->in_place_copy_offset,
                 request->in_place_source, request->in_place_bytes);
   }
+}
+
+int start(MPIX_Request_s* request) {
+  if (request->device_staging) MPIX_TRY(request->device_staging->copy_in());
+  copy_in(request);
   request->active = true;
   int rc = request->plan->start();
   if (rc != MPIX_SUCCESS) request->active = false;
@@ -389,8 +400,10 @@ int blocking(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm) {
   TimeScope call(TimePhase::other);
   std::unique_ptr<MPIX_Request_s> request;
   MPIX_TRY(plan_dense(a, info, comm, false, &request));
-  MPIX_TRY(start(request.get()));
-  return wait(request.get());
+  if (request->device_staging) MPIX_TRY(request->device_staging->copy_in());
+  copy_in(request.get());
+  MPIX_TRY(request->plan->run());
+  return request->device_staging ? request->device_staging->copy_out() : MPIX_SUCCESS;
 }
 
 int persistent(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm, MPIX_Request_s** out) {

@@ -6,6 +6,8 @@
 #include <cstring>
 #include <new>
 
+#include <unistd.h>  // environ
+
 #include "error.hpp"
 #include "plan.hpp"
 #include "registry.hpp"
@@ -112,6 +114,35 @@ int check_value(const KeySpec& spec, const std::string& value, const std::string
   return MPIX_SUCCESS;
 }
 
+namespace {
+
+thread_local const std::vector<const char*>* scoped_environment = nullptr;
+
+// The value of `key`'s variable in the scope's list, or NULL.
+const char* scoped_getenv(const std::vector<const char*>& entries, const char* key) {
+  for (const char* entry : entries) {
+    const char* k = key;
+    const char* e = entry;
+    while (*k && *e == (char)std::toupper((unsigned char)*k)) ++k, ++e;
+    if (!*k && *e == '=') return e + 1;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+EnvironmentScope::EnvironmentScope() {
+  if (scoped_environment) return;  // an outer scope has the list
+  for (char** entry = environ; entry && *entry; ++entry)
+    if (std::strncmp(*entry, "MPIX_", 5) == 0) entries_.push_back(*entry);
+  scoped_environment = &entries_;
+  owner_ = true;
+}
+
+EnvironmentScope::~EnvironmentScope() {
+  if (owner_) scoped_environment = nullptr;
+}
+
 bool lookup(const MPIX_Info* info, const char* key, std::string* value, std::string* source) {
   if (info) {
     auto it = info->values.find(key);
@@ -121,14 +152,11 @@ bool lookup(const MPIX_Info* info, const char* key, std::string* value, std::str
       return true;
     }
   }
-  std::string name = env_name(key);
-  const char* env = std::getenv(name.c_str());
-  if (env) {
-    *value = env;
-    *source = name + " (environment)";
-    return true;
-  }
-  return false;
+  const char* env = scoped_environment ? scoped_getenv(*scoped_environment, key) : std::getenv(env_name(key).c_str());
+  if (!env) return false;
+  *value = env;
+  *source = env_name(key) + " (environment)";
+  return true;
 }
 
 }  // namespace mpix

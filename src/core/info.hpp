@@ -46,6 +46,21 @@ int check_value(const KeySpec& spec, const std::string& value, const std::string
 // came from for error messages. False if set in neither.
 bool lookup(const MPIX_Info* info, const char* key, std::string* value, std::string* source);
 
+// While one is alive on this thread, lookup() finds environment variables in a list
+// of the MPIX_ ones made when it was created: one pass over the environment for a
+// call's dozen lookups, where each getenv() scans all of it.
+class EnvironmentScope {
+ public:
+  EnvironmentScope();
+  ~EnvironmentScope();
+  EnvironmentScope(const EnvironmentScope&) = delete;
+  EnvironmentScope& operator=(const EnvironmentScope&) = delete;
+
+ private:
+  std::vector<const char*> entries_;  // "MPIX_...=value"
+  bool owner_ = false;
+};
+
 // Parses a decimal integer filling the whole string.
 bool parse_integer(const std::string& text, long long* value);
 

@@ -3,6 +3,12 @@
 #include <algorithm>
 #include <climits>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
 
 #include "error.hpp"
 
@@ -70,10 +76,8 @@ bool better(const Prediction& a, const Prediction& b) {
   return a.cost.valid && a.seconds < b.seconds * (1 - 1e-9);
 }
 
-}  // namespace
-
-Prediction predict_best(const Algorithm& algorithm, const ExchangeFacts& facts, const Params& base,
-                        const MachineProfile& profile) {
+Prediction search_best(const Algorithm& algorithm, const ExchangeFacts& facts, const Params& base,
+                       const MachineProfile& profile) {
   // The parameters to choose: those of the algorithm the user left open (a radix
   // is open while it is `auto`).
   std::vector<Param> open;
@@ -104,6 +108,62 @@ Prediction predict_best(const Algorithm& algorithm, const ExchangeFacts& facts, 
   return best;
 }
 
+// Every input of a prediction as bytes: a key equal on two ranks means the same
+// prediction, so a rank's cache (whatever else it has seen) never changes a
+// decision, only its cost. The profile goes in by value: addresses are reused.
+std::string model_key(long long what, const ExchangeFacts& f, const Params& p, const MachineProfile& m) {
+  const long long integers[] = {what, f.ranks, f.nodes, f.max_ppn, f.min_ppn, f.regions, f.max_region_size,
+                                f.max_block, f.min_block, f.total_bytes, f.max_rank_send, f.max_rank_recv,
+                                f.nonempty_blocks, f.max_rank_messages, f.intra_node_bytes, f.contiguous,
+                                f.in_place, f.uniform, f.persistent, p.radix, p.radix_auto, p.block_count,
+                                p.stride, p.max_queue, p.segment_bytes, (long long)p.seed, p.given,
+                                p.ipc_threshold, p.memcpy_threshold, (long long)p.locality};
+  const double reals[] = {m.inter_latency, m.intra_latency, m.inter_send_overhead, m.inter_recv_overhead,
+                          m.intra_send_overhead, m.intra_recv_overhead, m.inter_bandwidth, m.intra_bandwidth,
+                          m.copy_bandwidth, m.bisection_bandwidth, m.match_cost};
+  std::string key(sizeof integers + sizeof reals, '\0');
+  std::memcpy(&key[0], integers, sizeof integers);
+  std::memcpy(&key[sizeof integers], reals, sizeof reals);
+  return key;
+}
+
+// Searching every algorithm's parameter ranges costs tens of microseconds (node_aware
+// ranks the algorithms again for its leaders), more than a small exchange on one
+// node; applications repeat their exchanges, so results are kept, a bounded number.
+template <class Value>
+class ModelCache {
+ public:
+  bool find(const std::string& key, Value* value) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto found = map_.find(key);
+    if (found == map_.end()) return false;
+    *value = found->second;
+    return true;
+  }
+  void insert(const std::string& key, const Value& value) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (map_.size() >= 4096) map_.clear();
+    map_.emplace(key, value);
+  }
+
+ private:
+  std::mutex mutex_;
+  std::unordered_map<std::string, Value> map_;
+};
+
+}  // namespace
+
+Prediction predict_best(const Algorithm& algorithm, const ExchangeFacts& facts, const Params& base,
+                        const MachineProfile& profile) {
+  static ModelCache<Prediction> cache;
+  const std::string key = model_key((long long)(std::intptr_t)&algorithm, facts, base, profile);
+  Prediction best;
+  if (cache.find(key, &best)) return best;
+  best = search_best(algorithm, facts, base, profile);
+  cache.insert(key, best);
+  return best;
+}
+
 std::vector<Prediction> rank_algorithms(Op op, const ExchangeFacts& facts, const Params& base,
                                         const MachineProfile& profile,
                                         const std::function<bool(const Algorithm&)>& allowed) {
@@ -114,26 +174,45 @@ std::vector<Prediction> rank_algorithms(Op op, const ExchangeFacts& facts, const
     Prediction prediction = predict_best(algorithm, facts, base, profile);
     if (prediction.cost.valid) ranked.push_back(prediction);
   }
-  std::stable_sort(ranked.begin(), ranked.end(),
-                   [](const Prediction& a, const Prediction& b) { return a.seconds < b.seconds * (1 - 1e-9); });
+  // On a tie MPI's own call goes last: the model knows what mpix's algorithms do, not
+  // what the MPI library does behind the same messages (MPICH 4.0's MPI_Alltoallv at
+  // 2 ranks takes 1.3x to 2x the time of `nonblocking`, which the model prices the same).
+  auto is_pmpi = [](const Prediction& p) { return std::string(p.algorithm->name) == "pmpi"; };
+  std::stable_sort(ranked.begin(), ranked.end(), [&is_pmpi](const Prediction& a, const Prediction& b) {
+    if (a.seconds < b.seconds * (1 - 1e-9)) return true;
+    if (b.seconds < a.seconds * (1 - 1e-9)) return false;
+    return !is_pmpi(a) && is_pmpi(b);
+  });
   return ranked;
 }
 
 Prediction select_dense(Op op, const PlanContext& context, std::vector<Prediction>* ranked) {
-  std::vector<Prediction> list =
-      rank_algorithms(op, context.facts, context.params, *context.profile,
-                      [&context](const Algorithm& a) { return inapplicable_reason(a, context).empty(); });
-  Prediction choice = list.empty() ? Prediction{} : list.front();
-  if (choice.algorithm && std::string(choice.algorithm->name) != "pmpi") {
-    for (const Prediction& p : list)
-      if (std::string(p.algorithm->name) == "pmpi" && choice.seconds * kSwitchGain > p.seconds) choice = p;
+  // Applicability is the build's (unavailable_reason) and the facts', so the ranking
+  // is a function of the key too.
+  struct Choice {
+    Prediction choice;
+    std::vector<Prediction> top;  // for MPIX_VERBOSE
+  };
+  static ModelCache<std::shared_ptr<const Choice>> cache;
+  const std::string key = model_key(-(long long)op, context.facts, context.params, *context.profile);
+  std::shared_ptr<const Choice> kept;
+  if (!cache.find(key, &kept)) {
+    std::vector<Prediction> list =
+        rank_algorithms(op, context.facts, context.params, *context.profile,
+                        [&context](const Algorithm& a) { return inapplicable_reason(a, context).empty(); });
+    auto made = std::make_shared<Choice>();
+    made->choice = list.empty() ? Prediction{} : list.front();
+    if (!made->choice.algorithm) {
+      made->choice.algorithm = find_algorithm("pmpi", op);
+      made->choice.params = context.params;
+    }
+    list.resize(std::min<std::size_t>(list.size(), 3));
+    made->top = std::move(list);
+    kept = made;
+    cache.insert(key, kept);
   }
-  if (!choice.algorithm) {
-    choice.algorithm = find_algorithm("pmpi", op);
-    choice.params = context.params;
-  }
-  if (ranked) *ranked = std::move(list);
-  return choice;
+  if (ranked) *ranked = kept->top;
+  return kept->choice;
 }
 
 }  // namespace mpix

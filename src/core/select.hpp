@@ -29,16 +29,13 @@ Prediction predict_best(const Algorithm& algorithm, const ExchangeFacts& facts, 
                         const MachineProfile& profile);
 
 // Every algorithm of `op` with a cost model that `allowed` accepts, each with its
-// best parameters, fastest first (ties: registry order).
+// best parameters, fastest first (ties: registry order, pmpi last).
 std::vector<Prediction> rank_algorithms(Op op, const ExchangeFacts& facts, const Params& base,
                                         const MachineProfile& profile,
                                         const std::function<bool(const Algorithm&)>& allowed);
 
-// `auto`: the fastest of rank_algorithms() for the call of `context`, except that
-// MPI's own algorithm (pmpi) is kept unless another is predicted at least
-// kSwitchGain faster (the model does not know the MPI library's internals).
-// `ranked` receives the ranking (for MPIX_VERBOSE).
-constexpr double kSwitchGain = 1.10;
+// `auto`: the fastest of rank_algorithms() for the call of `context` (pmpi where
+// nothing else applies). `ranked` receives the first three (for MPIX_VERBOSE).
 Prediction select_dense(Op op, const PlanContext& context, std::vector<Prediction>* ranked = nullptr);
 
 }  // namespace mpix
