@@ -138,10 +138,10 @@ int MpiAlltoall::prepare(const Exchange& ex) {
   return MPIX_SUCCESS;
 }
 
-// `request` NULL: the blocking call. MPI libraries tune their blocking collectives
-// far more than the schedules behind their non-blocking ones (MPICH 4.0 at 2 ranks:
-// MPI_Ialltoallv + MPI_Wait took 1.3x to 2x the time of MPI_Alltoallv), so a
-// blocking MPIX call that chose pmpi makes the blocking MPI call.
+// `request` NULL: the blocking call. A blocking MPIX call that chose pmpi makes the
+// blocking MPI call the user would have made: a library may run another algorithm for
+// it than for MPI_Ialltoall(v) (SimGrid applies its selectors to the blocking calls
+// only; MPICH 4.0 at 2 ranks took the same time either way).
 int MpiAlltoall::call(const Exchange& ex, MPI_Comm comm, MPI_Request* request) const {
   const BufferSide &send = ex.send, &recv = ex.recv;
   switch (call_) {

@@ -176,7 +176,7 @@ std::vector<Prediction> rank_algorithms(Op op, const ExchangeFacts& facts, const
   }
   // On a tie MPI's own call goes last: the model knows what mpix's algorithms do, not
   // what the MPI library does behind the same messages (MPICH 4.0's MPI_Alltoallv at
-  // 2 ranks takes 1.3x to 2x the time of `nonblocking`, which the model prices the same).
+  // 2 ranks took 1.3x to 2.6x the time of `nonblocking`, which the model prices the same).
   auto is_pmpi = [](const Prediction& p) { return std::string(p.algorithm->name) == "pmpi"; };
   std::stable_sort(ranked.begin(), ranked.end(), [&is_pmpi](const Prediction& a, const Prediction& b) {
     if (a.seconds < b.seconds * (1 - 1e-9)) return true;
