@@ -18,13 +18,15 @@ class PmpiPlan : public Plan {
   explicit PmpiPlan(const PlanContext& context) : ex_(context.exchange), comm_(context.mpi_comm) {}
   int start() override {
     TimeScope exchanging(TimePhase::exchange);
-    count();
+    stats = PlanStats{};
+    stats.scratch_bytes = init_stats.scratch_bytes;
+    stats.rounds = ex_.size > 1 ? 1 : 0;
+    for (int i = 0; i < ex_.size; ++i) {
+      if (i == ex_.rank || ex_.send.block_bytes(i) == 0) continue;
+      stats.messages += 1;
+      stats.payload_bytes += ex_.send.block_bytes(i);
+    }
     return mpi_.post(ex_, comm_, &request_);
-  }
-  int run() override {
-    TimeScope exchanging(TimePhase::exchange);
-    count();
-    return mpi_.run(ex_, comm_);
   }
   // Chooses MPI's int or large-count call (large_count.hpp).
   int prepare() { return mpi_.prepare(ex_); }
@@ -40,17 +42,6 @@ class PmpiPlan : public Plan {
   }
 
  private:
-  void count() {
-    stats = PlanStats{};
-    stats.scratch_bytes = init_stats.scratch_bytes;
-    stats.rounds = ex_.size > 1 ? 1 : 0;
-    for (int i = 0; i < ex_.size; ++i) {
-      if (i == ex_.rank || ex_.send.block_bytes(i) == 0) continue;
-      stats.messages += 1;
-      stats.payload_bytes += ex_.send.block_bytes(i);
-    }
-  }
-
   Exchange ex_;
   MPI_Comm comm_;
   MPI_Request request_ = MPI_REQUEST_NULL;

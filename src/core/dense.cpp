@@ -373,17 +373,13 @@ int plan_dense(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm, bool pe
   return MPIX_SUCCESS;
 }
 
-void copy_in(MPIX_Request_s* request) {
+int start(MPIX_Request_s* request) {
+  if (request->device_staging) MPIX_TRY(request->device_staging->copy_in());
   if (request->in_place_bytes > 0) {
     charge_copy(request->in_place_bytes);
     std::memcpy(request->in_place_copy.data() + request->in_place_copy_offset,
                 request->in_place_source, request->in_place_bytes);
   }
-}
-
-int start(MPIX_Request_s* request) {
-  if (request->device_staging) MPIX_TRY(request->device_staging->copy_in());
-  copy_in(request);
   request->active = true;
   int rc = request->plan->start();
   if (rc != MPIX_SUCCESS) request->active = false;
@@ -400,10 +396,8 @@ int blocking(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm) {
   TimeScope call(TimePhase::other);
   std::unique_ptr<MPIX_Request_s> request;
   MPIX_TRY(plan_dense(a, info, comm, false, &request));
-  if (request->device_staging) MPIX_TRY(request->device_staging->copy_in());
-  copy_in(request.get());
-  MPIX_TRY(request->plan->run());
-  return request->device_staging ? request->device_staging->copy_out() : MPIX_SUCCESS;
+  MPIX_TRY(start(request.get()));
+  return wait(request.get());
 }
 
 int persistent(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm, MPIX_Request_s** out) {

@@ -138,55 +138,35 @@ int MpiAlltoall::prepare(const Exchange& ex) {
   return MPIX_SUCCESS;
 }
 
-// `request` NULL: the blocking call. A blocking MPIX call that chose pmpi makes the
-// blocking MPI call the user would have made: a library may run another algorithm for
-// it than for MPI_Ialltoall(v) (SimGrid applies its selectors to the blocking calls
-// only; MPICH 4.0 at 2 ranks took the same time either way).
-int MpiAlltoall::call(const Exchange& ex, MPI_Comm comm, MPI_Request* request) const {
+int MpiAlltoall::post(const Exchange& ex, MPI_Comm comm, MPI_Request* request) const {
   const BufferSide &send = ex.send, &recv = ex.recv;
   switch (call_) {
     case Call::ints:
-      if (ex.uniform && request)
+      if (ex.uniform)
         MPIX_CHECK_MPI(MPI_Ialltoall(send.buf, (int)send.counts[0], send.layout.type, recv.buf, (int)recv.counts[0],
                                      recv.layout.type, comm, request));
-      else if (ex.uniform)
-        MPIX_CHECK_MPI(MPI_Alltoall(send.buf, (int)send.counts[0], send.layout.type, recv.buf, (int)recv.counts[0],
-                                    recv.layout.type, comm));
-      else if (request)
+      else
         MPIX_CHECK_MPI(MPI_Ialltoallv(send.buf, int_counts_[0].data(), int_displs_[0].data(), send.layout.type,
                                       recv.buf, int_counts_[1].data(), int_displs_[1].data(), recv.layout.type,
                                       comm, request));
-      else
-        MPIX_CHECK_MPI(MPI_Alltoallv(send.buf, int_counts_[0].data(), int_displs_[0].data(), send.layout.type,
-                                     recv.buf, int_counts_[1].data(), int_displs_[1].data(), recv.layout.type, comm));
       return MPIX_SUCCESS;
     case Call::c_calls:
 #ifdef MPIX_HAVE_MPI_C_CALLS
-      if (ex.uniform && request)
+      if (ex.uniform)
         MPIX_CHECK_MPI(MPI_Ialltoall_c(send.buf, send.counts[0], send.layout.type, recv.buf, recv.counts[0],
                                        recv.layout.type, comm, request));
-      else if (ex.uniform)
-        MPIX_CHECK_MPI(MPI_Alltoall_c(send.buf, send.counts[0], send.layout.type, recv.buf, recv.counts[0],
-                                      recv.layout.type, comm));
-      else if (request)
+      else
         MPIX_CHECK_MPI(MPI_Ialltoallv_c(send.buf, send.counts.data(), send.displs.data(), send.layout.type,
                                         recv.buf, recv.counts.data(), recv.displs.data(), recv.layout.type,
                                         comm, request));
-      else
-        MPIX_CHECK_MPI(MPI_Alltoallv_c(send.buf, send.counts.data(), send.displs.data(), send.layout.type,
-                                       recv.buf, recv.counts.data(), recv.displs.data(), recv.layout.type, comm));
       return MPIX_SUCCESS;
 #else
       break;
 #endif
     case Call::datatypes:
-      if (request)
-        MPIX_CHECK_MPI(MPI_Ialltoallw(MPI_BOTTOM, int_counts_[0].data(), zeros_.data(), block_types_[0].data(),
-                                      MPI_BOTTOM, int_counts_[1].data(), zeros_.data(), block_types_[1].data(),
-                                      comm, request));
-      else
-        MPIX_CHECK_MPI(MPI_Alltoallw(MPI_BOTTOM, int_counts_[0].data(), zeros_.data(), block_types_[0].data(),
-                                     MPI_BOTTOM, int_counts_[1].data(), zeros_.data(), block_types_[1].data(), comm));
+      MPIX_CHECK_MPI(MPI_Ialltoallw(MPI_BOTTOM, int_counts_[0].data(), zeros_.data(), block_types_[0].data(),
+                                    MPI_BOTTOM, int_counts_[1].data(), zeros_.data(), block_types_[1].data(),
+                                    comm, request));
       return MPIX_SUCCESS;
   }
   return fail(MPIX_ERR_UNSUPPORTED, "internal: large-count MPI calls chosen but not built");

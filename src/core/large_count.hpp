@@ -73,11 +73,9 @@ class OwnedTypes {
 class MpiAlltoall {
  public:
   int prepare(const Exchange& ex);
-  int post(const Exchange& ex, MPI_Comm comm, MPI_Request* request) const { return call(ex, comm, request); }
-  int run(const Exchange& ex, MPI_Comm comm) const { return call(ex, comm, nullptr); }
+  int post(const Exchange& ex, MPI_Comm comm, MPI_Request* request) const;
 
  private:
-  int call(const Exchange& ex, MPI_Comm comm, MPI_Request* request) const;
   enum class Call { ints, c_calls, datatypes };
   Call call_ = Call::ints;
   std::vector<int> int_counts_[2], int_displs_[2];  // [0] send, [1] receive

@@ -8,7 +8,6 @@
 #include <vector>
 
 #include "datatype.hpp"
-#include "error.hpp"
 
 struct MPIX_Comm_s;
 
@@ -65,12 +64,6 @@ class Plan {
   // it (a rounds-based plan moves to its next round); *done once the exchange is
   // complete, as after wait().
   virtual int test(bool* done) = 0;
-  // One start and its wait, for a blocking call; a plan with a faster blocking form
-  // (pmpi: MPI's blocking collective) overrides it.
-  virtual int run() {
-    MPIX_TRY(start());
-    return wait();
-  }
 
   PlanStats stats;       // of the last start
   PlanStats init_stats;  // of init (for example a metadata exchange done once)

@@ -71,9 +71,6 @@
 #define MPI_Comm_get_errhandler PMPI_Comm_get_errhandler
 #define MPI_Comm_test_inter PMPI_Comm_test_inter
 #define MPI_Errhandler_free PMPI_Errhandler_free
-#define MPI_Alltoall_c PMPI_Alltoall_c
-#define MPI_Alltoallv_c PMPI_Alltoallv_c
-#define MPI_Alltoallw PMPI_Alltoallw
 #define MPI_Ialltoall_c PMPI_Ialltoall_c
 #define MPI_Ialltoallv_c PMPI_Ialltoallv_c
 #define MPI_Ialltoallw PMPI_Ialltoallw
