@@ -175,7 +175,7 @@ std::vector<Prediction> rank_algorithms(Op op, const ExchangeFacts& facts, const
     if (prediction.cost.valid) ranked.push_back(prediction);
   }
   // On a tie MPI's own call goes last: the model knows what mpix's algorithms do, not
-  // what the MPI library does behind the same messages (MPICH 4.0's MPI_Alltoallv at
+  // what the MPI library does behind the same messages (MPICH 4.0's MPI_Ialltoallv at
   // 2 ranks took 1.3x to 2.6x the time of `nonblocking`, which the model prices the same).
   auto is_pmpi = [](const Prediction& p) { return std::string(p.algorithm->name) == "pmpi"; };
   std::stable_sort(ranked.begin(), ranked.end(), [&is_pmpi](const Prediction& a, const Prediction& b) {
