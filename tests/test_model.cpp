@@ -52,10 +52,11 @@ mpix::ExchangeFacts facts_of(int ranks, int ppn, long long block, bool uniform =
 TEST_CASE("machine file: every key, comments, and every malformed form", "[model][parser]") {
   mpix::MachineProfile profile;
   std::string path = write_file("good", "# measured\ninter_latency = 2e-6\n  intra_bandwidth=5e9  # shm\n\n"
-                                        "bisection_bandwidth = 0\n");
+                                        "bisection_bandwidth = 0\nintra_copies = 1\n");
   REQUIRE(mpix::load_machine_profile(path, &profile) == MPIX_SUCCESS);
   CHECK(profile.inter_latency == 2e-6);
   CHECK(profile.intra_bandwidth == 5e9);
+  CHECK(profile.intra_copies == 1);
   CHECK(profile.inter_bandwidth == mpix::MachineProfile{}.inter_bandwidth);  // default kept
   CHECK(profile.source == path);
   // What machine_profile_text writes reads back the same.
@@ -64,6 +65,7 @@ TEST_CASE("machine file: every key, comments, and every malformed form", "[model
   REQUIRE(mpix::load_machine_profile(round_trip, &again) == MPIX_SUCCESS);
   CHECK(again.inter_latency == profile.inter_latency);
   CHECK(again.intra_bandwidth == profile.intra_bandwidth);
+  CHECK(again.intra_copies == profile.intra_copies);
 
   const std::pair<const char*, const char*> bad[] = {
       {"inter_latency 2e-6\n", "expected key = value"},
@@ -71,6 +73,7 @@ TEST_CASE("machine file: every key, comments, and every malformed form", "[model
       {"inter_latency = fast\n", "not a number"},
       {"inter_latency = -1\n", "must be >= 0"},
       {"inter_bandwidth = 0\n", "must be > 0"},
+      {"intra_copies = -2\n", "must be >= 0 copies"},
       {"inter_latency =\n", "no value"},
       {"inter_latency = 1 2\n", "one value per key"},
       {"inter latency = 1\n", "a key is one word"},
@@ -156,6 +159,28 @@ TEST_CASE("the model prefers log-time exchanges for small blocks at scale, a dir
     mpix::Prediction pmpi = mpix::predict_best(*mpix::find_algorithm("pmpi", mpix::kAlltoallv),
                                                facts_of(2, 1, bytes, false), mpix::Params{}, profile);
     CHECK(pmpi.seconds == Approx(choice.seconds));
+  }
+  // ipc_hybrid (one direct copy where a shared-memory message makes two) for large
+  // blocks of one node, once the communicator's probe found direct copies; never
+  // without them, nor for small blocks, where its notices and init cost more.
+  for (long long bytes : {16LL, 4096LL, 1LL << 20, 16LL << 20}) {
+    for (bool direct : {false, true}) {
+      mpix::ExchangeFacts f = facts_of(2, 2, bytes, false);
+      f.direct_copy = direct;
+      const bool large = bytes >= (1LL << 20);
+      INFO("S=" << bytes << " direct_copy=" << direct);
+      CHECK((choose(f).algorithm->name == std::string("ipc_hybrid")) == (direct && large));
+    }
+  }
+  {
+    // On a single-copy MPI (intra_copies = 1) a message costs what a direct copy does.
+    mpix::MachineProfile single = profile;
+    single.intra_copies = 1;
+    mpix::PlanContext context;
+    context.facts = facts_of(2, 2, 16LL << 20, false);
+    context.facts.direct_copy = true;
+    context.profile = &single;
+    CHECK(mpix::select_dense(mpix::kAlltoallv, context).algorithm->name != std::string("ipc_hybrid"));
   }
   // A radix chosen by the model is in 2..P; a hierarchical one in 2..Q.
   for (const mpix::Algorithm& a : mpix::algorithms()) {
@@ -252,6 +277,8 @@ TEST_CASE("cost models count what their plans do", "[model][counts]") {
       if (!algorithm.cost) continue;
       // Each parameter at a few values of its range; a radix also above sqrt(P).
       std::vector<std::vector<std::pair<const char*, std::string>>> sweeps = {{}};
+      // ipc_hybrid copies the blocks of a node from its threshold up: all of them.
+      if (algorithm.needs & mpix::kNeedsDirectCopy) sweeps.push_back({{"mpix_ipc_threshold", "1"}});
       for (mpix::Param param : algorithm.params) {
         if (param == mpix::Param::seed) continue;
         std::vector<long long> range = mpix::parameter_range(param, size);
@@ -281,6 +308,10 @@ TEST_CASE("cost models count what their plans do", "[model][counts]") {
                                   mpix::workload::distribution_name(dist) + " S=" + std::to_string(bytes) +
                                   " ppn=" + std::to_string(ppn) + (keys.empty() ? "" : " " + std::string(keys[0].first) + "=" + keys[0].second);
               INFO(label);
+              // Which blocks reach ipc_hybrid's threshold, the facts know for constant ones only.
+              if (!keys.empty() && keys[0].first == std::string("mpix_ipc_threshold") &&
+                  dist != Distribution::constant)
+                continue;
               REQUIRE(run_plan(guard.comm, alltoall, dist, bytes, algorithm.name, keys, &totals, &facts, &params));
               mpix::Cost cost = algorithm.cost(facts, params, profile);
               REQUIRE(cost.valid);

@@ -183,6 +183,25 @@ double message_cost(MPI_Comm comm, int a, int b, int count) {
   return all;
 }
 
+// Ranks a and b send each other `bytes` at once (MPI_Sendrecv): the median time.
+double exchange_time(MPI_Comm comm, int a, int b, int bytes) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  std::vector<char> out(bytes, 1), in(bytes);
+  std::vector<double> times;
+  for (int r = 0; r < 5; ++r) {
+    MPI_Barrier(comm);
+    double t0 = MPI_Wtime();
+    if (rank == a || rank == b)
+      MPI_Sendrecv(out.data(), bytes, MPI_BYTE, rank == a ? b : a, 3, in.data(), bytes, MPI_BYTE, rank == a ? b : a, 3,
+                   comm, MPI_STATUS_IGNORE);
+    times.push_back(MPI_Wtime() - t0);
+  }
+  double mine = rank == a ? bench::median(times) : 0, all = 0;
+  MPI_Allreduce(&mine, &all, 1, MPI_DOUBLE, MPI_MAX, comm);
+  return all;
+}
+
 int profile_main(const Options& o, MPIX_Comm* comm) {
   MPI_Comm world = MPIX_Comm_mpi(comm);
   int rank = 0, size = 0;
@@ -231,6 +250,37 @@ int profile_main(const Options& o, MPIX_Comm* comm) {
     double mine = 4.0 * from.size() / (MPI_Wtime() - t0), all = 0;
     MPI_Allreduce(&mine, &all, 1, MPI_DOUBLE, MPI_MIN, world);
     profile.copy_bandwidth = all;
+  }
+  if (intra_peer >= 0) {
+    // Copies per byte of an intra-node message: rank 0 and its peer exchange a large
+    // block both ways at once; each CPU then copies its own send in and its receive
+    // out (2, a shared segment) or one of them (1, a single-copy transport).
+    const double seconds = exchange_time(world, 0, intra_peer, 32 << 20);
+    const double copies = seconds * profile.copy_bandwidth / (32 << 20);
+    profile.intra_copies = std::min(2.0, std::max(1.0, std::round(copies)));
+    if (rank == 0)
+      std::fprintf(stderr, "mpix-tune: an intra-node exchange of 32 MiB both ways took %.0f us: %.1f copies per byte "
+                   "at the copy bandwidth (%.2f GB/s): intra_copies = %g\n", seconds * 1e6, copies,
+                   profile.copy_bandwidth / 1e9, profile.intra_copies);
+  }
+  {
+    // A collective's software cost: an allreduce of 8 bytes beyond its rounds.
+    std::vector<double> times;
+    for (int r = 0; r < 30; ++r) {
+      double value = 1, sum = 0;
+      MPI_Barrier(world);
+      double t0 = MPI_Wtime();
+      MPI_Allreduce(&value, &sum, 1, MPI_DOUBLE, MPI_SUM, world);
+      times.push_back(MPI_Wtime() - t0);
+    }
+    double mine = bench::median(times), all = 0;
+    MPI_Allreduce(&mine, &all, 1, MPI_DOUBLE, MPI_MAX, world);
+    const int ppn = (int)loc.node_ranks(loc.node_of(0)).size();
+    const double rounds = mpix::rounds_seconds(mpix::allreduce_rounds(size, ppn, 8), profile);
+    profile.collective_overhead = std::max(0.0, all - rounds);
+    if (rank == 0)
+      std::fprintf(stderr, "mpix-tune: an allreduce of 8 bytes took %.2f us, its rounds %.2f us: collective_overhead "
+                   "= %.2f us\n", all * 1e6, rounds * 1e6, profile.collective_overhead * 1e6);
   }
   if (rank == 0) {
     std::ofstream out(o.out);

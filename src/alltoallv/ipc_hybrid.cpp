@@ -27,6 +27,7 @@
 // call, nor after it has left it (it leaves only once every "done" arrived).
 #include <algorithm>
 #include <climits>
+#include <cmath>
 #include <cstring>
 
 #include "../core/algorithms.hpp"
@@ -43,6 +44,13 @@ namespace mpix {
 namespace {
 
 enum IpcTag : int { kTagBlock = 0, kTagReady = 1, kTagDone = 2 };
+
+// What a rank sends each node peer when its exposures are evenly spaced (III-C).
+struct Regular {
+  Exposure base;
+  std::int64_t stride;
+  std::int64_t present;
+};
 
 class IpcHybrid : public Plan {
  public:
@@ -302,11 +310,7 @@ class IpcHybrid : public Plan {
     peer_exposure_.assign(q, Exposure{});
     if (all_regular) {
       // The alltoall path: each rank sends one record, its exposure for local rank 0.
-      struct Regular {
-        Exposure base;
-        std::int64_t stride;
-        std::int64_t present;
-      } card{};
+      Regular card{};
       if (first) {
         card.base = *first;
         card.base.address -= (std::uint64_t)(stride * first_index);
@@ -362,6 +366,68 @@ int create_ipc_hybrid(const PlanContext& context, std::unique_ptr<Plan>* plan) {
   MPIX_TRY(made->init(context));
   *plan = std::move(made);
   return MPIX_SUCCESS;
+}
+
+// ---------------------------------------------------------------- cost model
+
+// The blocks that go by messages make one round, as in `nonblocking`; each block of
+// a node pair at or above ipc_threshold is copied once, by one side, at the copy
+// bandwidth, where a message would make profile.intra_copies copies of it (the
+// gain of paper 004, III-A), with a ready and a done notice; at init the exposures
+// are gathered in the node (III-C) after two small allreduces. The copies are
+// priced after the messages, not overlapped with them: III-B's overlap is a gain
+// the model leaves out. Which blocks reach the threshold the facts do not say: all
+// when the smallest block does, none when the largest is below it, else the share
+// of blocks spread evenly between the two. Without direct copies (no CMA) every
+// block is a message, as in the plan.
+Cost cost_ipc_hybrid(const ExchangeFacts& facts, const Params& params, const MachineProfile&) {
+  Cost cost;
+  if (facts.ranks < 2) return cost;
+  const double ranks = facts.ranks, q = ranks / facts.nodes;  // q: ranks of the average node
+  const double threshold = (double)std::max(1LL, params.ipc_threshold);
+  double block_share = 0, byte_share = 0;
+  if (facts.direct_copy && facts.intra_node_bytes > 0 && facts.max_block >= threshold) {
+    if (facts.min_block >= threshold) {
+      block_share = byte_share = 1;
+    } else {
+      const double lo = (double)facts.min_block, hi = (double)facts.max_block;
+      block_share = (hi - threshold) / (hi - lo);
+      byte_share = (hi * hi - threshold * threshold) / (hi * hi - lo * lo);
+    }
+  }
+  // Per rank: blocks to node peers (non-empty ones), those copied, their bytes.
+  const double intra_share = facts.nodes > 1 ? (q - 1) / (ranks - 1) : 1.0;
+  const double blocks = (double)facts.nonempty_blocks / ranks;
+  const double copied = blocks * intra_share * block_share;
+  const double copied_bytes = (double)facts.intra_node_bytes * byte_share / ranks;
+
+  ExchangeFacts sent = facts;  // what goes by messages
+  sent.nonempty_blocks = std::llround((blocks - copied) * ranks);
+  sent.total_bytes = std::llround((double)facts.total_bytes - copied_bytes * ranks);
+  sent.intra_node_bytes = std::llround((double)facts.intra_node_bytes - copied_bytes * ranks);
+  sent.max_rank_messages = std::max(0LL, facts.max_rank_messages - std::llround(copied));
+  sent.max_rank_send = std::max(0LL, facts.max_rank_send - std::llround(copied_bytes));
+  const double messages = blocks - copied;
+  RoundCost round = linear_round(sent, messages, messages > 0 ? (double)sent.total_bytes / sent.nonempty_blocks : 0);
+  round.intra.messages = std::max(0.0, blocks * intra_share - copied);
+  round.inter.messages = messages - round.intra.messages;
+  cost.rounds.push_back(round);
+  cost.copy_bytes = copied_bytes;
+  if (copied > 0) {
+    RoundCost notices;  // a ready from the exposing side, a done from the copying one
+    notices.intra = LevelCounts{2 * copied, 0};
+    cost.sync_rounds.push_back(notices);
+  }
+  const int ppn = (int)std::llround(q);
+  RoundCost exposures;
+  const bool regular = copied == 0 || facts.uniform || facts.min_block == facts.max_block;
+  exposures.intra = LevelCounts{q - 1, (q - 1) * (double)(regular ? sizeof(Regular) : sizeof(Exposure))};
+  if (q > 1) cost.init_rounds.push_back(exposures);
+  cost.init_sync_rounds = allreduce_rounds(ppn, ppn, sizeof(int));  // evenly spaced exposures?
+  for (const RoundCost& r : allreduce_rounds(facts.ranks, ppn, sizeof(int)))  // refused anywhere?
+    cost.init_sync_rounds.push_back(r);
+  cost.init_collectives = q > 1 ? 3 : 2;  // the two allreduces and the gather of exposures
+  return cost;
 }
 
 }  // namespace mpix

@@ -143,6 +143,13 @@ int agree(MPIX_Comm_s* comm, const Agreement& mine, Agreement* all) {
   return MPIX_SUCCESS;
 }
 
+double agreement_seconds(const ExchangeFacts& facts, const MachineProfile& profile) {
+  // MPICH's and SMPI's allreduce of a small record: recursive doubling.
+  return rounds_seconds(allreduce_rounds(facts.ranks, facts.nodes > 1 ? facts.max_ppn : facts.ranks,
+                                         (double)(kFieldCount * sizeof(long long))), profile) +
+         profile.collective_overhead;
+}
+
 void free_agreement(MPIX_Comm_s* comm) {
   int finalized = 0;
   MPI_Finalized(&finalized);

@@ -47,6 +47,10 @@ unsigned long long pair_weight(int from, int to);
 // algorithm and hints_hash set to -2 if the ranks differ, and the agreed facts.
 int agree(MPIX_Comm_s* comm, const Agreement& mine, Agreement* all);
 
+// Seconds of the agreement on `facts`' layout: the same for every algorithm, so not
+// part of the choice, but of the time a blocking call takes.
+double agreement_seconds(const ExchangeFacts& facts, const MachineProfile& profile);
+
 // Frees what agree() created for `comm` (MPIX_Comm_free).
 void free_agreement(MPIX_Comm_s* comm);
 

@@ -43,6 +43,7 @@ int create_node_aware(const PlanContext&, std::unique_ptr<Plan>*);
 Cost cost_node_aware(const ExchangeFacts&, const Params&, const MachineProfile&);
 // src/alltoallv/ipc_hybrid.cpp
 int create_ipc_hybrid(const PlanContext&, std::unique_ptr<Plan>*);
+Cost cost_ipc_hybrid(const ExchangeFacts&, const Params&, const MachineProfile&);
 
 // SDDE (MPIX_Alltoall(v)_crs): src/sdde/direct.cpp
 int run_sdde_personalized(SddeContext&);

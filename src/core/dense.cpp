@@ -249,6 +249,26 @@ void report(MPIX_Comm_s* comm, const char* call, const Algorithm& algorithm, con
   std::fputs(text.c_str(), stderr);
 }
 
+// Whether blocks of a node can be copied directly (ipc_hybrid) is learnt by a
+// collective probe, once per communicator (DirectCopy::setup). It runs where the
+// choice may use it: an algorithm that needs it was asked for, or `auto` decides
+// an exchange with intra-node blocks of ipc_hybrid's threshold; every input of
+// that condition is agreed, so all ranks probe together or none does.
+int probe_direct_copy(Op op, const Algorithm* asked, const TuningRule* rule, MPIX_Comm_s* comm,
+                      PlanContext* context) {
+  const Algorithm* direct = nullptr;
+  for (const Algorithm& algorithm : algorithms())
+    if ((algorithm.ops & op) && (algorithm.needs & kNeedsDirectCopy) && unavailable_reason(algorithm).empty())
+      direct = &algorithm;
+  const ExchangeFacts& f = context->facts;
+  const bool wanted = asked ? (asked->needs & kNeedsDirectCopy) && unavailable_reason(*asked).empty()
+                            : direct && !rule && f.max_ppn > 1 && f.intra_node_bytes > 0 &&
+                                  f.max_block >= context->params.ipc_threshold;
+  if (wanted && !comm->direct_copy.ready()) MPIX_TRY(comm->direct_copy.setup(comm->lib_comm));
+  context->facts.direct_copy = comm->direct_copy.ready() && comm->direct_copy.cma();
+  return MPIX_SUCCESS;
+}
+
 int plan_dense(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm, bool persistent,
                std::unique_ptr<MPIX_Request_s>* out) {
   if (!comm) return fail(MPIX_ERR_ARG, format("%s: comm is NULL", a.name));
@@ -305,6 +325,7 @@ int plan_dense(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm, bool pe
   const Algorithm* algorithm = hints.asked;
   std::vector<Prediction> ranked;
   const TuningRule* rule = hints.tuning ? hints.tuning->match(a.op, context.facts) : nullptr;
+  MPIX_TRY(probe_direct_copy(a.op, algorithm, rule, comm, &context));
   if (rule) {
     algorithm = rule->algorithm;
     reason = format("tuning file %s:%d", hints.tuning->path.c_str(), rule->line);

@@ -28,11 +28,12 @@ std::string ExchangeFacts::describe() const {
   std::string layout = equal_nodes() ? format("%dx%d", nodes, max_ppn)
                                      : format("%d of %d..%d ranks", nodes, min_ppn, max_ppn);
   return format("P=%d nodes=%s %s max_block=%s min_block=%s mean_block=%s max_rank_send=%s nonempty=%.2f "
-                "intra_node=%.2f%s%s%s",
+                "intra_node=%.2f%s%s%s%s",
                 ranks, layout.c_str(), uniform ? "alltoall" : "alltoallv", bytes_text((double)max_block).c_str(),
                 bytes_text((double)min_block).c_str(), bytes_text(mean_block()).c_str(),
                 bytes_text((double)max_rank_send).c_str(), nonempty_fraction(), intra_fraction(),
-                contiguous ? "" : " non-contiguous", in_place ? " in-place" : "", persistent ? " persistent" : "");
+                contiguous ? "" : " non-contiguous", in_place ? " in-place" : "", persistent ? " persistent" : "",
+                direct_copy ? " direct-copy" : "");
 }
 
 // ---------------------------------------------------------------- machine profile
@@ -55,6 +56,8 @@ const ProfileKey kProfileKeys[] = {
     {"inter_bandwidth", &MachineProfile::inter_bandwidth, "bytes/s"},
     {"intra_bandwidth", &MachineProfile::intra_bandwidth, "bytes/s"},
     {"copy_bandwidth", &MachineProfile::copy_bandwidth, "bytes/s"},
+    {"intra_copies", &MachineProfile::intra_copies, "copies"},
+    {"collective_overhead", &MachineProfile::collective_overhead, "s"},
     {"bisection_bandwidth", &MachineProfile::bisection_bandwidth, "bytes/s"},
     {"match_cost", &MachineProfile::match_cost, "s"},
 };
@@ -97,7 +100,7 @@ int load_machine_profile(const std::string& path, MachineProfile* profile) {
       return bad(key + "=" + value + ": not a number");
     const bool bandwidth = std::string(spec->unit) == "bytes/s";
     if (number_value < 0 || (bandwidth && number_value == 0 && spec->field != &MachineProfile::bisection_bandwidth))
-      return bad(key + "=" + value + (bandwidth ? ": must be > 0 bytes/s" : ": must be >= 0 s"));
+      return bad(key + "=" + value + (bandwidth ? ": must be > 0 bytes/s" : ": must be >= 0 " + std::string(spec->unit)));
     loaded.*(spec->field) = number_value;
   }
   if (in.bad()) return fail(MPIX_ERR_TUNING_FILE, "machine file " + path + ": read error");
@@ -151,26 +154,35 @@ double rounds_seconds(const std::vector<RoundCost>& rounds, const MachineProfile
     // LogGP: the CPU posts messages while the network carries the earlier ones, so
     // the longer of the two counts, plus one message's share of the shorter (the
     // first message's overhead, or the last one's transfer).
-    const double transfer = inter + r.busiest_bytes * r.intra.bytes / m.intra_bandwidth;
+    const double intra_rate = std::min(m.intra_bandwidth, m.intra_copies > 0 ? m.copy_bandwidth / m.intra_copies : m.intra_bandwidth);
+    const double transfer = inter + r.busiest_bytes * r.intra.bytes / intra_rate;
     const double messages = std::max(1.0, r.busiest_messages * (r.inter.messages + r.intra.messages));
     const double matching = messages * messages / 2 * m.match_cost;
     return latency + std::max(overhead + matching, transfer) + std::min(overhead, transfer) / messages;
   });
 }
 
-double agreement_seconds(const ExchangeFacts& facts, const MachineProfile& m) {
-  // Recursive doubling: log2(ppn) rounds inside the node, the others between nodes.
-  if (facts.ranks <= 1) return 0;
-  const double rounds = std::ceil(std::log2((double)facts.ranks));
-  const double intra = facts.nodes > 1 ? std::floor(std::log2((double)std::max(1, facts.max_ppn))) : rounds;
-  return intra * (m.intra_latency + m.intra_send_overhead + m.intra_recv_overhead) +
-         (rounds - intra) * (m.inter_latency + m.inter_send_overhead + m.inter_recv_overhead);
+std::vector<RoundCost> allreduce_rounds(int ranks, int ppn, double bytes) {
+  std::vector<RoundCost> rounds;
+  if (ranks <= 1) return rounds;
+  const double all = std::ceil(std::log2((double)ranks));
+  const double intra = ppn < ranks ? std::floor(std::log2((double)std::max(1, ppn))) : all;
+  RoundCost inside, between;
+  inside.rounds = intra;
+  inside.intra = LevelCounts{1, bytes};
+  between.rounds = all - intra;
+  between.inter = LevelCounts{1, bytes};
+  for (const RoundCost& r : {inside, between})
+    if (r.rounds > 0) rounds.push_back(r);
+  return rounds;
 }
 
 double predict_seconds(const Cost& cost, const MachineProfile& profile, bool persistent) {
-  double seconds = rounds_seconds(cost.rounds, profile) + cost.copy_bytes / profile.copy_bandwidth;
+  double seconds = rounds_seconds(cost.rounds, profile) + rounds_seconds(cost.sync_rounds, profile) +
+                   cost.copy_bytes / profile.copy_bandwidth;
   if (!persistent)
-    seconds += rounds_seconds(cost.init_rounds, profile) + cost.init_copy_bytes / profile.copy_bandwidth;
+    seconds += rounds_seconds(cost.init_rounds, profile) + rounds_seconds(cost.init_sync_rounds, profile) +
+               cost.init_collectives * profile.collective_overhead + cost.init_copy_bytes / profile.copy_bandwidth;
   return seconds;
 }
 

@@ -36,6 +36,9 @@ struct ExchangeFacts {
   bool in_place = false;
   bool uniform = false;              // alltoall: every block has max_block bytes
   bool persistent = false;           // a _plan call: init costs are paid once
+  // Blocks between ranks of one node can be copied directly (ipc_hybrid): the
+  // communicator's direct-copy probe ran (DirectCopy::setup, agreed) and found CMA.
+  bool direct_copy = false;
 
   bool equal_nodes() const { return max_ppn == min_ppn; }
   long long pairs() const { return (long long)ranks * (ranks - 1); }
@@ -59,6 +62,17 @@ struct MachineProfile {
   double inter_bandwidth = 12.5e9;      // bytes/s, one node's injection (shared by its ranks)
   double intra_bandwidth = 10e9;        // bytes/s, between two ranks of a node
   double copy_bandwidth = 10e9;         // bytes/s, a local memcpy or (un)pack
+  // Copies of each byte an intra-node message makes on the ranks' CPUs: 2 for a
+  // shared-memory transport (into the shared segment, out of it), 1 for a
+  // single-copy one (CMA, XPMEM, KNEM), 0 where no CPU copies (a simulated
+  // loopback). In an exchange every rank sends and receives at once, so it pays
+  // these copies at copy_bandwidth even where a ping-pong (intra_bandwidth, both
+  // copies overlapped on two CPUs) is faster: an intra-node message moves at the
+  // slower of the two.
+  double intra_copies = 2;
+  // s of software per collective call beyond its messages (an MPI_Allreduce of a
+  // few bytes takes this more than its rounds' latencies and overheads).
+  double collective_overhead = 1e-6;
   double bisection_bandwidth = 0;       // bytes/s across the job's nodes; 0: not a limit
   // s per posted receive an arriving message is compared with: MPI libraries match
   // against a list, so a round of k messages posted at once costs about k * k / 2
@@ -101,6 +115,10 @@ struct Cost {
   std::vector<RoundCost> init_rounds; // metadata at plan time
   double copy_bytes = 0;              // local copies and (un)packing per start
   double init_copy_bytes = 0;
+  // Synchronisation the plans do not count as payload or metadata (PlanStats):
+  // zero-byte notices per start, small collectives at init. Priced, not counted.
+  std::vector<RoundCost> sync_rounds, init_sync_rounds;
+  double init_collectives = 0;        // collective calls at init (collective_overhead each)
   // Counters comparable with PlanStats: a rank's average (the sum over ranks / P).
   double messages() const;           // payload messages per start
   double bytes() const;              // payload bytes per start
@@ -112,10 +130,9 @@ struct Cost {
 // Seconds: the start (and, unless `persistent`, the init) of `cost` on `profile`.
 double predict_seconds(const Cost& cost, const MachineProfile& profile, bool persistent);
 double rounds_seconds(const std::vector<RoundCost>& rounds, const MachineProfile& profile);
-// Seconds of the one agreement (an allreduce) a blocking call makes before any
-// algorithm runs: the same for every algorithm, so not part of the choice, but of
-// the time a blocking call takes.
-double agreement_seconds(const ExchangeFacts& facts, const MachineProfile& profile);
+// The rounds of an allreduce of `bytes` by recursive doubling over `ranks` ranks
+// of which `ppn` share a node: log2(ppn) inside the node, the rest between nodes.
+std::vector<RoundCost> allreduce_rounds(int ranks, int ppn, double bytes);
 
 // Helpers the cost functions share.
 // A round of `messages` (a rank's average) of `bytes_per_message` each to peers

@@ -58,7 +58,7 @@ const std::vector<Algorithm>& algorithms() {
       {"node_aware", kAlltoall | kAlltoallv, {Param::locality}, create_node_aware, cost_node_aware, nullptr,
        "one message per destination node (or region) to the same local rank there, then a node-local alltoallv"},
       {"ipc_hybrid", kAlltoall | kAlltoallv, {Param::ipc_threshold, Param::memcpy_threshold}, create_ipc_hybrid,
-       nullptr /* never chosen by auto: whether direct copies are permitted is learnt by the plan */, nullptr,
+       cost_ipc_hybrid, nullptr,
        "inter-node messages posted first; intra-node blocks copied directly (CMA / CUDA IPC), self then rank+i, "
        "while they fly (paper 004 sec. III)",
        nullptr, kNeedsDirectCopy},

@@ -42,8 +42,8 @@ std::vector<long long> parameter_range(Param param, int ranks) {
       for (long long s = 1024; s <= (4LL << 20); s *= 4) values.push_back(s);
       break;
     case Param::seed:  // changes the order, not the cost
-    case Param::ipc_threshold:
-    case Param::memcpy_threshold:  // of ipc_hybrid, which auto does not choose
+    case Param::ipc_threshold:     // ipc_hybrid's: the paper's default (registry.hpp)
+    case Param::memcpy_threshold:  // device copies only, which the model does not price
     case Param::locality:          // the user's choice (mpix_locality), not the model's
       break;
   }
@@ -115,12 +115,12 @@ std::string model_key(long long what, const ExchangeFacts& f, const Params& p, c
   const long long integers[] = {what, f.ranks, f.nodes, f.max_ppn, f.min_ppn, f.regions, f.max_region_size,
                                 f.max_block, f.min_block, f.total_bytes, f.max_rank_send, f.max_rank_recv,
                                 f.nonempty_blocks, f.max_rank_messages, f.intra_node_bytes, f.contiguous,
-                                f.in_place, f.uniform, f.persistent, p.radix, p.radix_auto, p.block_count,
+                                f.in_place, f.uniform, f.persistent, f.direct_copy, p.radix, p.radix_auto, p.block_count,
                                 p.stride, p.max_queue, p.segment_bytes, (long long)p.seed, p.given,
                                 p.ipc_threshold, p.memcpy_threshold, (long long)p.locality};
   const double reals[] = {m.inter_latency, m.intra_latency, m.inter_send_overhead, m.inter_recv_overhead,
                           m.intra_send_overhead, m.intra_recv_overhead, m.inter_bandwidth, m.intra_bandwidth,
-                          m.copy_bandwidth, m.bisection_bandwidth, m.match_cost};
+                          m.copy_bandwidth, m.bisection_bandwidth, m.match_cost, m.intra_copies, m.collective_overhead};
   std::string key(sizeof integers + sizeof reals, '\0');
   std::memcpy(&key[0], integers, sizeof integers);
   std::memcpy(&key[sizeof integers], reals, sizeof reals);
