@@ -305,6 +305,7 @@ void add_tuna_rounds(Cost* cost, const ExchangeFacts& facts, int members, int ra
     level = LevelCounts{(double)shape.parts, shape.hops * block_bytes};
     round.nic_sharers = inter > 0 ? std::max(1.0, inter * facts.max_ppn) : 1.0;
     round.ranks = facts.ranks;
+    round.nodes = facts.nodes;
     round.busiest_bytes = busiest_bytes_factor(facts, (double)shape.hops / shape.parts * pieces);
     if (block_bytes > 0) cost->rounds.push_back(round);
     if (metadata) {

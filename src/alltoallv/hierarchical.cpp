@@ -263,6 +263,7 @@ Cost hierarchical_cost(const ExchangeFacts& facts, const Params& params, bool co
     round.inter.bytes = (double)(nodes - 1) * q * block / batches;
     round.nic_sharers = q;
     round.ranks = facts.ranks;
+    round.nodes = facts.nodes;
     round.busiest_bytes = busiest_bytes_factor(facts, coalesced ? q : 1);
     cost.rounds.push_back(round);
   }

@@ -338,6 +338,7 @@ Cost cost_node_aware(const ExchangeFacts& facts, const Params& params, const Mac
     round.intra = LevelCounts{units.near, units.near * q * block};
     round.nic_sharers = facts.max_ppn;
     round.ranks = facts.ranks;
+    round.nodes = facts.nodes;
     round.busiest_bytes = busiest_bytes_factor(facts, q);
     cost.rounds.push_back(round);
   }
@@ -347,6 +348,7 @@ Cost cost_node_aware(const ExchangeFacts& facts, const Params& params, const Mac
     sizes.intra = LevelCounts{units.near, units.near * q * sizeof(long long)};
     sizes.nic_sharers = facts.max_ppn;
     sizes.ranks = facts.ranks;
+    sizes.nodes = facts.nodes;
     cost.init_rounds.push_back(sizes);
   }
   const std::vector<Prediction> node_phase =

@@ -148,9 +148,13 @@ double rounds_seconds(const std::vector<RoundCost>& rounds, const MachineProfile
     double overhead = r.busiest_messages * (r.inter.messages * (m.inter_send_overhead + m.inter_recv_overhead) +
                                             r.intra.messages * (m.intra_send_overhead + m.intra_recv_overhead));
     double inter = r.inter.bytes * std::max({1.0, r.nic_sharers, r.busiest_bytes}) / m.inter_bandwidth;
-    // An exchange among all ranks sends about a quarter of its bytes across the
-    // bisection in each direction.
-    if (m.bisection_bandwidth > 0) inter = std::max(inter, r.inter.bytes * r.ranks / 4 / m.bisection_bandwidth);
+    // Of an exchange's bytes between nodes, those between the two halves of the
+    // nodes cross the bisection: in each direction floor(N/2) ceil(N/2) of the
+    // N (N - 1) ordered node pairs, a half at 2 nodes, near a quarter at many.
+    if (m.bisection_bandwidth > 0 && r.nodes > 1) {
+      const double halves = std::floor(r.nodes / 2) * std::ceil(r.nodes / 2), pairs = r.nodes * (r.nodes - 1);
+      inter = std::max(inter, r.inter.bytes * r.ranks * halves / pairs / m.bisection_bandwidth);
+    }
     // LogGP: the CPU posts messages while the network carries the earlier ones, so
     // the longer of the two counts, plus one message's share of the shorter (the
     // first message's overhead, or the last one's transfer).
@@ -214,6 +218,7 @@ RoundCost linear_round(const ExchangeFacts& facts, double messages, double bytes
   round.inter.bytes = messages * bytes_per_message - round.intra.bytes;
   round.nic_sharers = facts.max_ppn;
   round.ranks = facts.ranks;
+  round.nodes = facts.nodes;
   const double mean_messages = (double)facts.nonempty_blocks / facts.ranks;
   const double mean_bytes = (double)facts.total_bytes / facts.ranks;
   if (mean_messages > 0) round.busiest_messages = std::max(1.0, facts.max_rank_messages / mean_messages);

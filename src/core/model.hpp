@@ -100,8 +100,9 @@ struct RoundCost {
   // Ranks of one node sending between nodes at the same time in these rounds:
   // they share the node's injection bandwidth.
   double nic_sharers = 1;
-  // All ranks of the job in these rounds at once (for the bisection limit).
-  double ranks = 1;
+  // All ranks of the job in these rounds at once, and their nodes (for the
+  // bisection limit).
+  double ranks = 1, nodes = 1;
   // The counts are a rank's average; the busiest rank sends this many times the
   // average messages and bytes (its overheads and its own injection are what the
   // others wait for; the node's shared injection sees the average).

@@ -180,6 +180,7 @@ Cost batched_steps_cost(const ExchangeFacts& facts, long long batch_steps, doubl
           LevelCounts{messages_per_step, bytes_per_message * messages_per_step};
       level.nic_sharers = round.nic_sharers;
       level.ranks = round.ranks;
+      level.nodes = round.nodes;
       level.busiest_messages = round.busiest_messages;
       level.busiest_bytes = round.busiest_bytes;
       if (level.rounds > 0) cost.rounds.push_back(level);
