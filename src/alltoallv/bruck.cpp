@@ -307,7 +307,10 @@ void add_tuna_rounds(Cost* cost, const ExchangeFacts& facts, int members, int ra
     round.ranks = facts.ranks;
     round.nodes = facts.nodes;
     round.busiest_bytes = busiest_bytes_factor(facts, (double)shape.hops / shape.parts * pieces);
-    if (block_bytes > 0) cost->rounds.push_back(round);
+    if (block_bytes > 0) {
+      cost->rounds.push_back(round);
+      cost->copy_bytes += 2.0 * shape.hops * block_bytes;
+    }
     if (metadata) {
       RoundCost sizes = round;
       (inter > 0 ? sizes.inter : sizes.intra) = LevelCounts{1.0, (double)shape.hops * pieces * sizeof(long long)};
@@ -521,7 +524,7 @@ Cost cost_tuna(const ExchangeFacts& facts, const Params& params, const MachinePr
   Cost cost;
   add_tuna_rounds(&cost, facts, facts.ranks, params.radix, facts.uniform ? (double)facts.max_block : facts.mean_block(),
                   1, false, true);
-  if (!facts.contiguous) cost.copy_bytes = 2.0 * (double)facts.total_bytes / facts.ranks;
+  if (!facts.contiguous) cost.copy_bytes += 2.0 * (double)facts.total_bytes / facts.ranks;
   return cost;
 }
 

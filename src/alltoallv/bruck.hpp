@@ -219,8 +219,11 @@ TunaSchedule tuna_schedule(int ranks, int radix);
 // `block_bytes` (in `pieces` pieces) in one message per part; with `metadata`, each
 // round also sends the pieces' sizes once, at init. `intra_only`: the members are
 // one node's ranks; else rounds whose distance crosses a node boundary (for
-// consecutive ranks on nodes of facts.max_ppn) cost an inter-node message. The
-// schedule's shape is computed once per (members, radix) and kept.
+// consecutive ranks on nodes of facts.max_ppn) cost an inter-node message. Every
+// byte a round sends is copied twice (TunaCore packs each forwarded block into the
+// round's message and copies each arriving one out of its slot: the breakdown's
+// local copies, e.g. 16.6 KB for tuna r = 2 at P = 256, 16 B, against 2 x 1024
+// block-hops x 8 B). The schedule's shape is computed once per (members, radix) and kept.
 void add_tuna_rounds(Cost* cost, const ExchangeFacts& facts, int members, int radix, double block_bytes,
                      int pieces, bool intra_only, bool metadata);
 
