@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "core/comm.hpp"
 #include "core/model.hpp"
@@ -346,5 +347,37 @@ TEST_CASE("auto decides the same on every rank and says why under MPIX_VERBOSE",
     MPI_Allreduce(mine, high, 2, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
     CHECK(low[0] == high[0]);
     CHECK(low[1] == high[1]);
+  }
+}
+
+TEST_CASE("auto chooses ipc_hybrid for large blocks of one node where CMA works, and the data arrive",
+          "[model][auto][ipc]") {
+  harness::Comm guard;
+  const int size = harness::world_size(), rank = harness::world_rank();
+  if (size < 2) return;
+  // One emulated node for every rank: all blocks are intra-node.
+  REQUIRE(MPIX_Comm_update_locality(guard.comm, size) == MPIX_SUCCESS);
+  for (long long bytes : {16LL, 4LL << 20}) {
+    std::vector<int> counts(size, (int)bytes), displs(size);
+    for (int peer = 0; peer < size; ++peer) displs[peer] = peer * (int)bytes;
+    std::vector<char> send((std::size_t)bytes * size), recv((std::size_t)bytes * size, 0);
+    for (int peer = 0; peer < size; ++peer)
+      for (long long i = 0; i < bytes; i += 4096) send[(std::size_t)(peer * bytes + i)] = (char)(rank * 31 + peer);
+    MPIX_Request* request = nullptr;
+    REQUIRE(MPIX_Alltoallv_plan(send.data(), counts.data(), displs.data(), MPI_BYTE, recv.data(), counts.data(),
+                                displs.data(), MPI_BYTE, nullptr, guard.comm, &request) == MPIX_SUCCESS);
+    const bool cma = guard.comm->direct_copy.ready() && guard.comm->direct_copy.cma();
+    INFO("S=" << bytes << " chose " << request->algorithm << (cma ? " (CMA works)" : " (no CMA)"));
+    // Large blocks: the probe ran, and with CMA the copy beats two-copy messages.
+    if (bytes > 8192) CHECK(guard.comm->direct_copy.ready());
+    CHECK((std::string(request->algorithm) == "ipc_hybrid") == (bytes > 8192 && cma));
+    REQUIRE(MPIX_Start(request) == MPIX_SUCCESS);
+    REQUIRE(MPIX_Wait(request, MPI_STATUS_IGNORE) == MPIX_SUCCESS);
+    int wrong = 0;
+    for (int peer = 0; peer < size; ++peer)
+      for (long long i = 0; i < bytes; i += 4096)
+        wrong += recv[(std::size_t)(peer * bytes + i)] != (char)(peer * 31 + rank);
+    CHECK(wrong == 0);
+    MPIX_Request_free(&request);
   }
 }
