@@ -3,7 +3,8 @@
 //
 //   mpiexec.mpich -n P mpix-tune --profile --out machine.txt
 //       latencies, per-message overheads and bandwidths inside and between nodes,
-//       and the copy bandwidth: a machine file for mpix_machine_file
+//       the copy bandwidth, the copies an intra-node message makes and a small
+//       collective's software cost: a machine file for mpix_machine_file
 //   mpiexec.mpich -n P mpix-tune --sizes 16,1k,64k --dist uniform,powerlaw --out tuning.txt
 //       every algorithm with a cost model, over its parameter ranges, on each
 //       (distribution, size): the fastest becomes a rule of a tuning file, and the
@@ -36,7 +37,8 @@ namespace {
 const char* const kUsage = R"(Usage: mpiexec.mpich -n P mpix-tune [options]
 
   --profile              measure the machine (latency, per-message overhead and
-                         bandwidth inside a node and between nodes, copy bandwidth)
+                         bandwidth inside a node and between nodes, copy bandwidth,
+                         copies per intra-node message, a collective's overhead)
                          and write a machine file (mpix_machine_file); otherwise
                          measure the algorithms and write a tuning file
   --out FILE             where to write (default machine.txt or tuning.txt)
@@ -133,6 +135,13 @@ std::string parse(int argc, char** argv, Options* o) {
 // --- the machine profile ----------------------------------------------------------
 
 // Ping-pong of `bytes` between ranks a and b of `comm`: half the round trip, s.
+// The median of `times` on the ranks that `measured`, the largest over the ranks.
+double slowest_median(const std::vector<double>& times, bool measured, MPI_Comm comm) {
+  double mine = measured ? bench::median(times) : 0, all = 0;
+  MPI_Allreduce(&mine, &all, 1, MPI_DOUBLE, MPI_MAX, comm);
+  return all;
+}
+
 double ping_pong(MPI_Comm comm, int a, int b, int bytes, int reps) {
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
@@ -151,9 +160,7 @@ double ping_pong(MPI_Comm comm, int a, int b, int bytes, int reps) {
     double t = (MPI_Wtime() - t0) / 2;
     if (r >= 2) times.push_back(t);
   }
-  double mine = rank == a ? bench::median(times) : 0, all = 0;
-  MPI_Allreduce(&mine, &all, 1, MPI_DOUBLE, MPI_MAX, comm);
-  return all;
+  return slowest_median(times, rank == a, comm);
 }
 
 // Rank a sends `count` empty messages to b back to back: the time per message
@@ -178,9 +185,7 @@ double message_cost(MPI_Comm comm, int a, int b, int count) {
     }
     times.push_back(MPI_Wtime() - t0);
   }
-  double mine = rank == a ? bench::median(times) : 0, all = 0;
-  MPI_Allreduce(&mine, &all, 1, MPI_DOUBLE, MPI_MAX, comm);
-  return all;
+  return slowest_median(times, rank == a, comm);
 }
 
 // Ranks a and b send each other `bytes` at once (MPI_Sendrecv): the median time.
@@ -197,9 +202,7 @@ double exchange_time(MPI_Comm comm, int a, int b, int bytes) {
                    comm, MPI_STATUS_IGNORE);
     times.push_back(MPI_Wtime() - t0);
   }
-  double mine = rank == a ? bench::median(times) : 0, all = 0;
-  MPI_Allreduce(&mine, &all, 1, MPI_DOUBLE, MPI_MAX, comm);
-  return all;
+  return slowest_median(times, rank == a, comm);
 }
 
 int profile_main(const Options& o, MPIX_Comm* comm) {
@@ -273,8 +276,7 @@ int profile_main(const Options& o, MPIX_Comm* comm) {
       MPI_Allreduce(&value, &sum, 1, MPI_DOUBLE, MPI_SUM, world);
       times.push_back(MPI_Wtime() - t0);
     }
-    double mine = bench::median(times), all = 0;
-    MPI_Allreduce(&mine, &all, 1, MPI_DOUBLE, MPI_MAX, world);
+    const double all = slowest_median(times, true, world);
     const int ppn = (int)loc.node_ranks(loc.node_of(0)).size();
     const double rounds = mpix::rounds_seconds(mpix::allreduce_rounds(size, ppn, 8), profile);
     profile.collective_overhead = std::max(0.0, all - rounds);
