@@ -426,7 +426,7 @@ Cost cost_ipc_hybrid(const ExchangeFacts& facts, const Params& params, const Mac
   cost.init_sync_rounds = allreduce_rounds(ppn, ppn, sizeof(int));  // evenly spaced exposures?
   for (const RoundCost& r : allreduce_rounds(facts.ranks, ppn, sizeof(int)))  // refused anywhere?
     cost.init_sync_rounds.push_back(r);
-  cost.init_collectives = q > 1 ? 3 : 2;  // the two allreduces and the gather of exposures
+  cost.init_collectives = 3;  // the two allreduces and the gather of exposures (on a node of one rank too)
   return cost;
 }
 
