@@ -225,8 +225,7 @@ bool run_exchange(const ExchangeCase& c, MPIX_Comm* comm, MPI_Comm mpi, std::str
   }
   // A failed init leaves nothing to run; the ranks agree on that before going on.
   bool runnable = c.mode == Mode::blocking || all_ranks(request != nullptr, mpi);
-  int starts = c.mode == Mode::blocking ? 1 : c.starts;
-  for (int start = 0; runnable && start < starts; ++start) {
+  for (int start = 0; runnable && start < c.starts; ++start) {
     fill(send.storage, rank, start);
     fill(recv.storage, rank + 1000, start);
     reference.storage = recv.storage;

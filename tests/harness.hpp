@@ -58,7 +58,8 @@ struct DenseCase {
   std::string types = "int";
   Mode mode = Mode::blocking;
   bool in_place = false;
-  int starts = 3;                 // persistent: starts with changed contents
+  int starts = 3;                 // starts (persistent) or calls (blocking: the later ones run the first
+                                  // one's plan again) with changed contents
   std::string algorithm;          // empty: auto (no algorithm key)
   std::vector<std::pair<const char*, std::string>> keys;  // more info keys
   bool large_count = false;       // through MPIX_Alltoall(v)(_plan)_c
@@ -74,7 +75,7 @@ struct ExchangeCase {
   const TypeCase* types = nullptr;
   Mode mode = Mode::blocking;
   bool in_place = false;
-  int starts = 1;
+  int starts = 1;         // as DenseCase's
   std::string algorithm;  // empty: auto
   std::vector<std::pair<const char*, std::string>> keys;
   std::function<int(int source, int dest)> units;

@@ -4,7 +4,7 @@
 // A case draws, from its seed and the world size W alone: a sub-communicator of
 // 1..W ranks in a shuffled or identity order, a node shape (MPIX_Comm_update_locality
 // with ppn 1..ranks, so often a smaller last node, or detected), the operation
-// (alltoall, alltoallv; blocking or persistent with 1..3 starts), the algorithm and
+// (alltoall, alltoallv; blocking with 1 or 2 calls or persistent with 1..3 starts), the algorithm and
 // its parameters from the registry's own list and the ranges info.cpp checks, a
 // datatype (basic, contiguous, vector, mixed, struct with holes), in place or not,
 // and the block sizes (zeros, uniform, random, skewed, one huge block, ranks that
@@ -126,6 +126,10 @@ Case draw(std::uint64_t seed, int world, const std::vector<std::string>& type_na
   if (rng.chance(35)) {
     c.mode = Mode::persistent;
     c.starts = (int)rng.range(1, 3);
+  } else {
+    // One or two blocking calls, the second running the first one's plan again; from
+    // the seed, so that every other draw stays what it was before.
+    c.starts = 1 + (int)(seed & 1);
   }
   c.in_place = rng.chance(25);
   std::vector<std::string> names = mpix::algorithm_names(op);
@@ -221,7 +225,8 @@ std::string describe(const Case& c) {
   text += " algorithm=" + (c.algorithm.empty() ? std::string("auto") : c.algorithm);
   for (const auto& k : c.keys) text += std::string(" ") + (k.first + 5) + "=" + k.second;
   text += " type=" + c.types;
-  text += c.mode == Mode::persistent ? " persistent(" + std::to_string(c.starts) + " starts)" : std::string(" blocking");
+  text += c.mode == Mode::persistent ? " persistent(" + std::to_string(c.starts) + " starts)"
+                                      : " blocking(" + std::to_string(c.starts) + " calls)";
   if (c.in_place) text += " in-place";
   text += std::string(" counts=") + counts_name(c.counts);
   if (c.counts == Counts::huge_block)

@@ -24,6 +24,7 @@ enum Field : int {
   kIntraNodeBytes,   // sum
   kNonContiguous, kInPlace,
   kSentChecksum, kExpectedChecksum,  // sums modulo 2^64
+  kChanged,
   kFieldCount
 };
 
@@ -122,6 +123,7 @@ int agree(MPIX_Comm_s* comm, const Agreement& mine, Agreement* all) {
   record[kInPlace] = f.in_place;
   record[kSentChecksum] = (long long)mine.sent_checksum;
   record[kExpectedChecksum] = (long long)mine.expected_checksum;
+  record[kChanged] = mine.changed;
   long long agreed[kFieldCount];
   MPIX_CHECK_MPI(MPI_Allreduce(record, agreed, 1, comm->agreement_type, comm->agreement_op, comm->lib_comm));
   *all = mine;
@@ -140,6 +142,7 @@ int agree(MPIX_Comm_s* comm, const Agreement& mine, Agreement* all) {
   a.contiguous = agreed[kNonContiguous] == 0;
   a.in_place = agreed[kInPlace] != 0;
   all->counts_disagree = agreed[kSentChecksum] != agreed[kExpectedChecksum];
+  all->changed = agreed[kChanged] != 0;
   return MPIX_SUCCESS;
 }
 

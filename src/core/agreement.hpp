@@ -1,6 +1,7 @@
 // The one agreement every dense call makes (one MPI_Allreduce on the library's
 // communicator): whether any rank rejected its arguments, whether all ranks asked
-// for the same algorithm and parameters, and the facts about the exchange that
+// for the same algorithm and parameters, whether all repeat their previous call,
+// and the facts about the exchange that
 // selection needs (model.hpp). One record per rank, reduced field by field with a
 // maximum or a sum by an operation of the library's own; minima travel negated.
 #pragma once
@@ -21,6 +22,9 @@ struct Agreement {
   // (count_checksums); agreed: whether the sums over all ranks differ.
   unsigned long long sent_checksum = 0, expected_checksum = 0;
   bool counts_disagree = false;
+  // Mine: this rank has no plan of an identical previous blocking call to run again
+  // (dense.cpp, "Plan reuse"); all: some rank has none.
+  bool changed = true;
 };
 
 // This rank's part of the facts of `exchange` on a communicator with `locality`

@@ -87,6 +87,7 @@ extern "C" int MPIX_Comm_init(MPIX_Comm** comm, MPI_Comm mpi_comm) {
 extern "C" int MPIX_Comm_free(MPIX_Comm** comm) {
   if (!comm || !*comm) return fail(MPIX_ERR_ARG, "MPIX_Comm_free: comm is NULL");
   MPIX_Comm_s* c = *comm;
+  release_reusable_plans(c);
   if (c->live_requests > 0)
     return fail(MPIX_ERR_ARG, format("MPIX_Comm_free: %d persistent request(s) still use this communicator; "
                                      "free them first", c->live_requests));
@@ -104,6 +105,7 @@ extern "C" int MPIX_Comm_update_locality(MPIX_Comm* comm, int ppn) {
   if (!comm) return fail(MPIX_ERR_ARG, "MPIX_Comm_update_locality: comm is NULL");
   // Plans keep the node layout and the node communicators they were made with.
   int rc = MPIX_SUCCESS;
+  release_reusable_plans(comm);
   if (comm->live_requests > 0)
     rc = fail(MPIX_ERR_ARG, format("MPIX_Comm_update_locality: %d persistent request(s) still use this "
                                    "communicator's node layout; free them first", comm->live_requests));

@@ -16,6 +16,8 @@
 
 namespace mpix {
 
+struct ReusablePlan;  // dense.cpp
+
 // Counters of this rank's part in the last SDDE call on a communicator
 // (MPIX_Alltoall(v)_crs), read by the tests and mpix-bench.
 struct SddeStats {
@@ -56,6 +58,10 @@ struct MPIX_Comm_s {
   mpix::SddeStats sdde_stats;    // of the last SDDE call
   mpix::SddeWindow sdde_window;  // of the rma SDDE algorithm
   mpix::DirectCopy direct_copy;  // pids, CMA permission, CUDA IPC handles (ipc_hybrid)
+  // The plan of the last blocking MPIX_Alltoall [0] and MPIX_Alltoallv [1], run
+  // again while every rank repeats that call (dense.cpp, "Plan reuse"). Not counted
+  // in live_requests; released by release_reusable_plans.
+  mpix::ReusablePlan* reusable_plans[2] = {nullptr, nullptr};
 
   // Each plan gets 8 tags of its own, so that plans active at the same time on one
   // communicator never match each other's messages. Plans are created collectively
@@ -66,6 +72,10 @@ struct MPIX_Comm_s {
 };
 
 namespace mpix {
+
+// Frees the plans kept for reuse by blocking calls (dense.cpp): before the
+// communicator or its layout goes, which they were made with.
+void release_reusable_plans(MPIX_Comm_s* comm);
 
 // The units an algorithm aggregates at (hint mpix_locality): the regions of all
 // nodes when asked for and some node has several, else the nodes (a communicator

@@ -18,6 +18,40 @@
 #include "select.hpp"
 
 namespace mpix {
+
+// Plan reuse. Applications make the same exchange again and again (a solver's halo
+// update, an FFT's transpose), and a blocking call is agreement, plan, start, wait.
+// The plan of the previous blocking call of the same operation serves again while
+// nothing it was made from changed on any rank: buffers, counts, displacements,
+// datatype layouts, algorithm and hints. Each rank compares its call with the one
+// it keeps the plan of, and the call's one agreement tells whether any rank's
+// differs: either every rank runs its kept plan or every rank plans anew, so the
+// choice stays collective. This saves the planning and the metadata rounds (TuNA's
+// sizes, node_aware's gathered sizes), not the agreement, which is what fails a
+// call everywhere when one rank's arguments are bad. Host buffers only: a CUDA IPC
+// handle names an allocation, which may have been freed and made again at the same
+// address. mpix_plan_reuse=false turns it off (the kept plan holds its scratch).
+struct ReusablePlan {
+  Op op;
+  Exchange exchange;  // as checked, before planning pointed anything at scratch
+  long long algorithm = -1, hints_hash = 0;
+  bool in_place = false;
+  std::unique_ptr<MPIX_Request_s> request;
+};
+
+void release_reusable_plans(MPIX_Comm_s* comm) {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  for (ReusablePlan*& kept : comm->reusable_plans) {
+    if (kept && finalized) {  // its MPI objects went with MPI: nothing left to free
+      kept->request.release();
+      --comm->live_requests;
+    }
+    delete kept;
+    kept = nullptr;
+  }
+}
+
 namespace {
 
 // The arguments of a dense call in the large-count form (MPI-4's _c functions:
@@ -91,6 +125,7 @@ struct Hints {
   bool check_args = false;
   const TuningTable* tuning = nullptr;  // auto with a tuning file
   const MachineProfile* profile = nullptr;
+  bool plan_reuse = true;  // mpix_plan_reuse: a blocking call may run its previous plan again
 };
 
 // FNV-1a: the same 62-bit value for the same text on every rank.
@@ -188,7 +223,26 @@ int check_local(const DenseArgs& a, const MPIX_Info* info, MPIX_Comm_s* comm, Ex
     MPIX_TRY(check_value(*find_key("mpix_check_args"), value, source));
     hints->check_args = value == "true";
   }
+  if (lookup(info, "mpix_plan_reuse", &value, &source)) {
+    MPIX_TRY(check_value(*find_key("mpix_plan_reuse"), value, source));
+    hints->plan_reuse = value == "true";
+  }
   return MPIX_SUCCESS;
+}
+
+bool same_layout(const TypeLayout& a, const TypeLayout& b) {
+  return a.type == b.type && a.lb == b.lb && a.extent == b.extent && a.true_lb == b.true_lb &&
+         a.true_extent == b.true_extent && a.size == b.size;
+}
+
+bool same_side(const BufferSide& a, const BufferSide& b) {
+  return a.buf == b.buf && a.counts == b.counts && a.displs == b.displs && same_layout(a.layout, b.layout);
+}
+
+// Whether `kept` was made from the same call as `ex` with `mine`'s algorithm and hints.
+bool same_call(const ReusablePlan& kept, Op op, const Exchange& ex, const Agreement& mine, bool in_place) {
+  return kept.op == op && kept.algorithm == mine.algorithm && kept.hints_hash == mine.hints_hash &&
+         kept.in_place == in_place && same_side(kept.exchange.send, ex.send) && same_side(kept.exchange.recv, ex.recv);
 }
 
 // Every rank learns how many bytes each peer sends it and compares them with what
@@ -269,8 +323,12 @@ int probe_direct_copy(Op op, const Algorithm* asked, const TuningRule* rule, MPI
   return MPIX_SUCCESS;
 }
 
-int plan_dense(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm, bool persistent,
+// The plan of a call. A persistent one (`kept` NULL) comes back in *out. A blocking
+// one (`kept`: the communicator's reusable plan of the operation) is *kept, run
+// again or replaced by the new plan, or, where it may not be kept, in *out.
+int plan_dense(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm, ReusablePlan** kept,
                std::unique_ptr<MPIX_Request_s>* out) {
+  const bool persistent = !kept;
   if (!comm) return fail(MPIX_ERR_ARG, format("%s: comm is NULL", a.name));
   TimeScope planning(TimePhase::planning);
   PlanContext context;
@@ -293,7 +351,10 @@ int plan_dense(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm, bool pe
     mine.facts = local_facts(context.exchange, comm->locality, comm->regions);
     count_checksums(context.exchange, &mine);
   }
-  mine.facts.in_place = a.sendbuf == MPI_IN_PLACE;
+  const bool in_place = a.sendbuf == MPI_IN_PLACE;
+  mine.facts.in_place = in_place;
+  mine.changed = !(kept && *kept && local_rc == MPIX_SUCCESS && hints.plan_reuse &&
+                   same_call(**kept, a.op, context.exchange, mine, in_place));
   MPIX_TRY(agree(comm, mine, &all));
   if (local_rc != MPIX_SUCCESS) return fail(local_rc, local_message);
   if (all.failed) return fail(MPIX_ERR_ARG, format("%s: another rank rejected its arguments", a.name));
@@ -321,6 +382,22 @@ int plan_dense(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm, bool pe
     MPIX_TRY(check_counts_agree(a, context.exchange, comm->lib_comm, &peer));
 
   const bool verbose = verbose_level() > 0;
+  if (!persistent) {
+    if (!all.changed) {
+      const MPIX_Request_s& request = *(*kept)->request;
+      if (verbose)
+        report(comm, a.name, *find_algorithm(request.algorithm, a.op), request.params, "the previous call's plan",
+               request.facts, {});
+      return MPIX_SUCCESS;
+    }
+    delete *kept;  // its scratch goes back to the pool for the new plan
+    *kept = nullptr;
+  }
+  std::unique_ptr<ReusablePlan> reusable;
+  if (!persistent && hints.plan_reuse && memory_type(context.exchange.send.buf) == MemoryType::host &&
+      memory_type(context.exchange.recv.buf) == MemoryType::host)
+    reusable.reset(new ReusablePlan{a.op, context.exchange, mine.algorithm, mine.hints_hash, in_place, nullptr});
+
   std::string reason = "asked for";
   const Algorithm* algorithm = hints.asked;
   std::vector<Prediction> ranked;
@@ -390,7 +467,12 @@ int plan_dense(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm, bool pe
   MPIX_TRY(algorithm->create(context, &request->plan));
   request->plan->init_stats.scratch_bytes += request->in_place_copy.size();
   if (verbose) report(comm, a.name, *algorithm, request->params, reason, context.facts, ranked);
-  *out = std::move(request);
+  if (reusable) {
+    reusable->request = std::move(request);
+    *kept = reusable.release();
+  } else {
+    *out = std::move(request);
+  }
   return MPIX_SUCCESS;
 }
 
@@ -415,17 +497,25 @@ int wait(MPIX_Request_s* request) {
 
 int blocking(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm) {
   TimeScope call(TimePhase::other);
-  std::unique_ptr<MPIX_Request_s> request;
-  MPIX_TRY(plan_dense(a, info, comm, false, &request));
-  MPIX_TRY(start(request.get()));
-  return wait(request.get());
+  if (!comm) return fail(MPIX_ERR_ARG, format("%s: comm is NULL", a.name));
+  ReusablePlan*& kept = comm->reusable_plans[a.op == kAlltoall ? 0 : 1];
+  std::unique_ptr<MPIX_Request_s> unkept;
+  MPIX_TRY(plan_dense(a, info, comm, &kept, &unkept));
+  MPIX_Request_s* request = unkept ? unkept.get() : kept->request.get();
+  int rc = start(request);
+  if (rc == MPIX_SUCCESS) rc = wait(request);
+  if (rc != MPIX_SUCCESS && !unkept) {  // a plan whose exchange failed is not run again
+    delete kept;
+    kept = nullptr;
+  }
+  return rc;
 }
 
 int persistent(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm, MPIX_Request_s** out) {
   if (!out) return fail(MPIX_ERR_ARG, format("%s: request is NULL", a.name));
   *out = nullptr;
   std::unique_ptr<MPIX_Request_s> request;
-  MPIX_TRY(plan_dense(a, info, comm, true, &request));
+  MPIX_TRY(plan_dense(a, info, comm, nullptr, &request));
   *out = request.release();
   return MPIX_SUCCESS;
 }

@@ -31,6 +31,7 @@ const std::vector<KeySpec>& info_keys() {
       {"mpix_tuning_file", KeyKind::path, 0},
       {"mpix_machine_file", KeyKind::path, 0},
       {"mpix_check_args", KeyKind::boolean, 0},
+      {"mpix_plan_reuse", KeyKind::boolean, 0},
       {"mpix_recv_counts_known", KeyKind::boolean, 0},
       {"mpix_cuda_aware", KeyKind::boolean, 0},
       {"mpix_locality", KeyKind::locality, 0},

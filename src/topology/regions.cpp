@@ -169,6 +169,7 @@ using namespace mpix;
 
 extern "C" int MPIX_Comm_update_regions(MPIX_Comm* comm, int ranks_per_region) {
   if (!comm) return fail(MPIX_ERR_ARG, "MPIX_Comm_update_regions: comm is NULL");
+  release_reusable_plans(comm);
   if (comm->live_requests > 0)
     return fail(MPIX_ERR_ARG, format("MPIX_Comm_update_regions: %d persistent request(s) still use this "
                                      "communicator's layout; free them first", comm->live_requests));
