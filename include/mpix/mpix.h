@@ -113,8 +113,9 @@ int MPIX_Comm_region(const MPIX_Comm* comm, int* num_regions, int* region, int* 
  *  Keys: mpix_alltoall_algorithm, mpix_alltoallv_algorithm,
  *  mpix_alltoall_crs_algorithm, mpix_alltoallv_crs_algorithm, mpix_radix,
  *  mpix_block_count, mpix_stride, mpix_max_queue, mpix_segment_bytes, mpix_seed,
- *  mpix_ipc_threshold, mpix_memcpy_threshold, mpix_tuning_file, mpix_check_args,
- *  mpix_recv_counts_known.
+ *  mpix_ipc_threshold, mpix_memcpy_threshold, mpix_tuning_file, mpix_machine_file,
+ *  mpix_check_args, mpix_plan_reuse, mpix_recv_counts_known, mpix_cuda_aware,
+ *  mpix_locality.
  *  See docs/user-guide.md for values and ranges. Precedence: an info key, then the
  *  environment variable of the same name in upper case (MPIX_RADIX, ...), then the
  *  built-in selection. The same hints must be given on all ranks. */
@@ -133,7 +134,12 @@ int MPIX_Info_free(MPIX_Info** info);
 /** @name Dense exchanges
  *  Collective. Results are identical, byte for byte, to MPI_Alltoall /
  *  MPI_Alltoallv with the same arguments, for every algorithm and datatype.
- *  MPI_IN_PLACE as @p sendbuf is accepted (then the send arguments are ignored). */
+ *  MPI_IN_PLACE as @p sendbuf is accepted (then the send arguments are ignored).
+ *  A blocking call that repeats the previous blocking call of its operation on
+ *  @p comm on every rank (the same buffers, counts, displacements, datatypes and
+ *  hints; any contents) runs that call's plan again: it pays the agreement but not
+ *  the planning. The plan is kept until a call differs, @p comm's node or region
+ *  layout changes, or @p comm is freed; mpix_plan_reuse=false keeps none. */
 /**@{*/
 int MPIX_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                   void* recvbuf, int recvcount, MPI_Datatype recvtype,
