@@ -15,8 +15,16 @@
 // the buffers are bounded by kMaxCarriedBytes. A persistent plan of `tuna` pays its
 // metadata once at init, but still splits rounds into parts where T is short of
 // slots; which of the two starts faster is the cost model's call.
+//
+// The rounds reach every rank from every rank (the path from j to i takes one round
+// per non-zero radix-r digit of i - j, in the order the rounds run), so a word in
+// front of each message, OR-ed on the way, brings every rank's bit to every rank
+// by the last round: a repeated blocking call learns so whether any rank's call
+// changed, without the agreement (plan.hpp, start_carrying; dense.cpp, "Plan
+// reuse"). A rank that changed, or has seen a change, sends only that word.
 #include <algorithm>
 #include <cstring>
+#include <functional>
 
 #include "../core/algorithms.hpp"
 #include "../core/comm.hpp"
@@ -42,6 +50,15 @@ class TunaCarriedPlan : public ByteExchangePlan {
  public:
   int init(const PlanContext& context) {
     init_sides(context);
+    // A call that changed somewhere is made again: none of it touches the user's
+    // buffers from the moment the change is seen.
+    const std::function<int()> prepare = before_start_;
+    before_start_ = [this, prepare] { return seen_ ? MPIX_SUCCESS : prepare(); };
+    after_wait_ = [this] {
+      if (seen_) return MPIX_SUCCESS;
+      MPIX_TRY(report_size_mismatch(mismatch_, "tuna_carried", comm_));
+      return recv_.unpack(comm_);
+    };
     tag_ = context.tag;
     header_entry_ = ex_.uniform ? 0 : sizeof(Size);
     q_ = ex_.size;
@@ -60,40 +77,55 @@ class TunaCarriedPlan : public ByteExchangePlan {
     std::size_t max_hops = 0;
     for (const TunaSchedule::Round& round : schedule_.rounds) {
       max_hops = std::max(max_hops, round.hops.size());
-      receive_.push_back(context.comm->scratch.acquire(round.hops.size() * (header_entry_ + (std::size_t)max_block)));
+      receive_.push_back(
+          context.comm->scratch.acquire(kFlagBytes + round.hops.size() * (header_entry_ + (std::size_t)max_block)));
     }
-    send_buffer_ = context.comm->scratch.acquire(max_hops * (header_entry_ + (std::size_t)max_block));
+    send_buffer_ = context.comm->scratch.acquire(kFlagBytes + max_hops * (header_entry_ + (std::size_t)max_block));
     held_.assign(q_, Piece{});
     for (int k = 0; k < (int)schedule_.rounds.size(); ++k)
       stages_.push_back(Stage{[this, k](std::vector<MPI_Request>& requests) { return post(k, requests); },
                               [this, k] { return arrived(k); }, false, false});
-    after_wait_ = [this] {
-      MPIX_TRY(report_size_mismatch(mismatch_, "tuna_carried", comm_));
-      return recv_.unpack(comm_);
-    };
     init_stats.scratch_bytes = send_buffer_.size() + side_staging_bytes();
     for (const ScratchBuffer& buffer : receive_) init_stats.scratch_bytes += buffer.size();
     return MPIX_SUCCESS;
   }
 
+  int start() override { return begin(false, false); }
+  bool carries_change() const override { return true; }
+  int start_carrying(bool changed) override { return begin(true, changed); }
+  bool change_seen() const override { return seen_; }
+
  private:
+  static constexpr std::size_t kFlagBytes = sizeof(Size);  // the carried bit's word
+
+  int begin(bool carrying, bool changed) {
+    flag_bytes_ = carrying ? kFlagBytes : 0;
+    seen_ = changed;
+    return StagePlan::start();
+  }
+
   // Round k: the sizes, then the blocks, of every index the round moves, in the
-  // schedule's order; the receive for the same indices from the other side.
+  // schedule's order (after the carried bit's word, when carrying); the receive for
+  // the same indices from the other side.
   int post(int k, std::vector<MPI_Request>& requests) {
     if (k == 0) mismatch_ = SizeMismatch{};
     const TunaSchedule::Round& round = schedule_.rounds[k];
-    const std::size_t header = round.hops.size() * header_entry_;
     char* out = send_buffer_.data();
-    std::size_t at = header;
-    for (std::size_t h = 0; h < round.hops.size(); ++h) {
+    if (flag_bytes_) {
+      const Size seen = seen_;
+      std::memcpy(out, &seen, flag_bytes_);
+    }
+    const std::size_t hops = seen_ ? 0 : round.hops.size();
+    std::size_t at = flag_bytes_ + hops * header_entry_;
+    for (std::size_t h = 0; h < hops; ++h) {
       const TunaSchedule::Hop& hop = round.hops[h];
       const Piece piece = hop.from_slot >= 0 ? held_[hop.index] : send_.piece((me_ + hop.index) % q_);
       const Size bytes = piece.bytes;
-      if (header_entry_) std::memcpy(out + h * header_entry_, &bytes, header_entry_);
+      if (header_entry_) std::memcpy(out + flag_bytes_ + h * header_entry_, &bytes, header_entry_);
       if (bytes > 0) std::memcpy(out + at, piece.addr, (std::size_t)bytes);
       at += (std::size_t)bytes;
     }
-    charge_copy((long long)(at - header));
+    charge_copy((long long)(at - flag_bytes_ - hops * header_entry_));
     Traffic traffic(comm_, tag_);
     const int send_peer = (me_ + round.distance) % q_, recv_peer = modulo((long long)me_ - round.distance, q_);
     requests.emplace_back();
@@ -109,8 +141,15 @@ class TunaCarriedPlan : public ByteExchangePlan {
   int arrived(int k) {
     const TunaSchedule::Round& round = schedule_.rounds[k];
     const char* in = receive_[k].data();
+    if (flag_bytes_) {
+      Size seen = 0;
+      std::memcpy(&seen, in, flag_bytes_);
+      seen_ = seen_ || seen != 0;
+    }
+    if (seen_) return MPIX_SUCCESS;
+    in += flag_bytes_;
     const long long next = (long long)round.pw * radix_;
-    std::size_t at = round.hops.size() * header_entry_;
+    std::size_t at = flag_bytes_ + round.hops.size() * header_entry_;
     long long copied = 0;
     for (std::size_t h = 0; h < round.hops.size(); ++h) {
       const TunaSchedule::Hop& hop = round.hops[h];
@@ -140,6 +179,8 @@ class TunaCarriedPlan : public ByteExchangePlan {
   int q_ = 1, me_ = 0, radix_ = 2;
   int tag_ = 0;
   std::size_t header_entry_ = sizeof(Size);  // none for alltoall: every block has the agreed size
+  std::size_t flag_bytes_ = 0;               // kFlagBytes while carrying the bit
+  bool seen_ = false;                        // this rank's bit, OR-ed with those received
   TunaSchedule schedule_;
   std::vector<ScratchBuffer> receive_;  // one per round
   ScratchBuffer send_buffer_;

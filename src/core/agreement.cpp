@@ -24,7 +24,7 @@ enum Field : int {
   kIntraNodeBytes,   // sum
   kNonContiguous, kInPlace,
   kSentChecksum, kExpectedChecksum,  // sums modulo 2^64
-  kChanged,
+  kChanged, kCannotKeep,
   kFieldCount
 };
 
@@ -124,7 +124,9 @@ int agree(MPIX_Comm_s* comm, const Agreement& mine, Agreement* all) {
   record[kSentChecksum] = (long long)mine.sent_checksum;
   record[kExpectedChecksum] = (long long)mine.expected_checksum;
   record[kChanged] = mine.changed;
+  record[kCannotKeep] = !mine.keeps;
   long long agreed[kFieldCount];
+  ++comm->agreements;
   MPIX_CHECK_MPI(MPI_Allreduce(record, agreed, 1, comm->agreement_type, comm->agreement_op, comm->lib_comm));
   *all = mine;
   all->failed = agreed[kFailed] != 0;
@@ -143,6 +145,7 @@ int agree(MPIX_Comm_s* comm, const Agreement& mine, Agreement* all) {
   a.in_place = agreed[kInPlace] != 0;
   all->counts_disagree = agreed[kSentChecksum] != agreed[kExpectedChecksum];
   all->changed = agreed[kChanged] != 0;
+  all->keeps = agreed[kCannotKeep] == 0;
   return MPIX_SUCCESS;
 }
 

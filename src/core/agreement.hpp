@@ -25,6 +25,8 @@ struct Agreement {
   // Mine: this rank has no plan of an identical previous blocking call to run again
   // (dense.cpp, "Plan reuse"); all: some rank has none.
   bool changed = true;
+  // Mine: this rank would keep the call's plan for reuse; all: every rank would.
+  bool keeps = false;
 };
 
 // This rank's part of the facts of `exchange` on a communicator with `locality`

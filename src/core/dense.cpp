@@ -24,19 +24,28 @@ namespace mpix {
 // The plan of the previous blocking call of the same operation serves again while
 // nothing it was made from changed on any rank: buffers, counts, displacements,
 // datatype layouts, algorithm and hints. Each rank compares its call with the one
-// it keeps the plan of, and the call's one agreement tells whether any rank's
-// differs: either every rank runs its kept plan or every rank plans anew, so the
-// choice stays collective. This saves the planning and the metadata rounds (TuNA's
-// sizes, node_aware's gathered sizes), not the agreement, which is what fails a
-// call everywhere when one rank's arguments are bad. Host buffers only: a CUDA IPC
-// handle names an allocation, which may have been freed and made again at the same
-// address. mpix_plan_reuse=false turns it off (the kept plan holds its scratch).
+// it keeps the plan of; either every rank runs its kept plan or every rank plans
+// anew, so the choice stays collective. Two ways to learn whether any rank's call
+// changed:
+// - the call's one agreement carries the bit: the call saves the planning and the
+//   metadata rounds (TuNA's sizes, node_aware's gathered sizes), not the agreement;
+// - the kept plan's own messages carry it (Plan::start_carrying: tuna_carried, whose
+//   rounds reach every rank from every rank), where every rank keeps the plan (also
+//   agreed) and not in place: the call is the exchange alone. A rank whose call
+//   changed only sends the plan's messages, with the bit, touching no user buffer;
+//   then every rank makes the call anew (the agreement, which fails it everywhere if
+//   that rank's arguments are bad). In place is left out, as the exchange writes the
+//   receive buffer its next attempt would send from.
+// Host buffers only: a CUDA IPC handle names an allocation, which may have been
+// freed and made again at the same address. mpix_plan_reuse=false turns reuse off
+// (a kept plan holds its scratch).
 struct ReusablePlan {
   Op op;
   Exchange exchange;  // as checked, before planning pointed anything at scratch
   long long algorithm = -1, hints_hash = 0;
   bool in_place = false;
   std::unique_ptr<MPIX_Request_s> request;
+  bool without_agreement = false;  // the plan carries the bit, and every rank keeps it
 };
 
 void release_reusable_plans(MPIX_Comm_s* comm) {
@@ -239,10 +248,20 @@ bool same_side(const BufferSide& a, const BufferSide& b) {
   return a.buf == b.buf && a.counts == b.counts && a.displs == b.displs && same_layout(a.layout, b.layout);
 }
 
-// Whether `kept` was made from the same call as `ex` with `mine`'s algorithm and hints.
-bool same_call(const ReusablePlan& kept, Op op, const Exchange& ex, const Agreement& mine, bool in_place) {
-  return kept.op == op && kept.algorithm == mine.algorithm && kept.hints_hash == mine.hints_hash &&
-         kept.in_place == in_place && same_side(kept.exchange.send, ex.send) && same_side(kept.exchange.recv, ex.recv);
+// The registry index of the algorithm asked for (-1: auto) and the hash of every
+// hint the call may use: compared between ranks (agreement) and between calls.
+long long asked_index(const Hints& hints) { return hints.asked ? (long long)(hints.asked - algorithms().data()) : -1; }
+long long hints_hash(const Hints& hints) { return text_hash(hints.params_text) ^ (hints.check_args ? 1 : 0); }
+
+// Whether `kept` was made from the same call as `ex` with `hints`.
+bool same_call(const ReusablePlan& kept, Op op, const Exchange& ex, const Hints& hints, bool in_place) {
+  return hints.plan_reuse && kept.op == op && kept.algorithm == asked_index(hints) &&
+         kept.hints_hash == hints_hash(hints) && kept.in_place == in_place && same_side(kept.exchange.send, ex.send) &&
+         same_side(kept.exchange.recv, ex.recv);
+}
+
+bool host_buffers(const Exchange& ex) {
+  return memory_type(ex.send.buf) == MemoryType::host && memory_type(ex.recv.buf) == MemoryType::host;
 }
 
 // Every rank learns how many bytes each peer sends it and compares them with what
@@ -345,16 +364,16 @@ int plan_dense(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm, Reusabl
   // (schedules derive from them), and the facts selection needs.
   Agreement mine, all;
   mine.failed = local_rc != MPIX_SUCCESS;
-  mine.algorithm = hints.asked ? (long long)(hints.asked - algorithms().data()) : -1;
-  mine.hints_hash = text_hash(hints.params_text) ^ (hints.check_args ? 1 : 0);
+  mine.algorithm = asked_index(hints);
+  mine.hints_hash = hints_hash(hints);
   if (local_rc == MPIX_SUCCESS) {
     mine.facts = local_facts(context.exchange, comm->locality, comm->regions);
     count_checksums(context.exchange, &mine);
   }
   const bool in_place = a.sendbuf == MPI_IN_PLACE;
   mine.facts.in_place = in_place;
-  mine.changed = !(kept && *kept && local_rc == MPIX_SUCCESS && hints.plan_reuse &&
-                   same_call(**kept, a.op, context.exchange, mine, in_place));
+  mine.changed = !(kept && *kept && local_rc == MPIX_SUCCESS && same_call(**kept, a.op, context.exchange, hints, in_place));
+  mine.keeps = kept && local_rc == MPIX_SUCCESS && hints.plan_reuse && host_buffers(context.exchange);
   MPIX_TRY(agree(comm, mine, &all));
   if (local_rc != MPIX_SUCCESS) return fail(local_rc, local_message);
   if (all.failed) return fail(MPIX_ERR_ARG, format("%s: another rank rejected its arguments", a.name));
@@ -394,8 +413,7 @@ int plan_dense(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm, Reusabl
     *kept = nullptr;
   }
   std::unique_ptr<ReusablePlan> reusable;
-  if (!persistent && hints.plan_reuse && memory_type(context.exchange.send.buf) == MemoryType::host &&
-      memory_type(context.exchange.recv.buf) == MemoryType::host)
+  if (mine.keeps)
     reusable.reset(new ReusablePlan{a.op, context.exchange, mine.algorithm, mine.hints_hash, in_place, nullptr});
 
   std::string reason = "asked for";
@@ -468,6 +486,7 @@ int plan_dense(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm, Reusabl
   request->plan->init_stats.scratch_bytes += request->in_place_copy.size();
   if (verbose) report(comm, a.name, *algorithm, request->params, reason, context.facts, ranked);
   if (reusable) {
+    reusable->without_agreement = all.keeps && !all.facts.in_place && request->plan->carries_change();
     reusable->request = std::move(request);
     *kept = reusable.release();
   } else {
@@ -495,14 +514,44 @@ int wait(MPIX_Request_s* request) {
   return request->device_staging ? request->device_staging->copy_out() : MPIX_SUCCESS;
 }
 
+// A blocking call on a kept plan that carries the change bit (ReusablePlan): true
+// when the call is done (*rc its result); false when some rank's call changed, which
+// every rank learns from the same exchange, and the call must be made anew.
+bool run_without_agreement(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm, ReusablePlan*& kept, int* rc) {
+  bool same = false;
+  {
+    TimeScope planning(TimePhase::planning);
+    Exchange ex;
+    Hints hints;
+    same = check_local(a, info, comm, &ex, &hints) == MPIX_SUCCESS &&
+           same_call(*kept, a.op, ex, hints, a.sendbuf == MPI_IN_PLACE);
+  }
+  Plan& plan = *kept->request->plan;
+  *rc = plan.start_carrying(!same);
+  if (*rc == MPIX_SUCCESS) *rc = plan.wait();
+  const bool done = *rc != MPIX_SUCCESS || !plan.change_seen();
+  if (*rc == MPIX_SUCCESS && done && verbose_level() > 0) {
+    const MPIX_Request_s& request = *kept->request;
+    report(comm, a.name, *find_algorithm(request.algorithm, a.op), request.params,
+           "the previous call's plan, unchanged on every rank by its own messages", request.facts, {});
+  }
+  if (*rc != MPIX_SUCCESS || !done) {
+    delete kept;
+    kept = nullptr;
+  }
+  return done;
+}
+
 int blocking(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm) {
   TimeScope call(TimePhase::other);
   if (!comm) return fail(MPIX_ERR_ARG, format("%s: comm is NULL", a.name));
   ReusablePlan*& kept = comm->reusable_plans[a.op == kAlltoall ? 0 : 1];
+  int rc = MPIX_SUCCESS;
+  if (kept && kept->without_agreement && run_without_agreement(a, info, comm, kept, &rc)) return rc;
   std::unique_ptr<MPIX_Request_s> unkept;
   MPIX_TRY(plan_dense(a, info, comm, &kept, &unkept));
   MPIX_Request_s* request = unkept ? unkept.get() : kept->request.get();
-  int rc = start(request);
+  rc = start(request);
   if (rc == MPIX_SUCCESS) rc = wait(request);
   if (rc != MPIX_SUCCESS && !unkept) {  // a plan whose exchange failed is not run again
     delete kept;

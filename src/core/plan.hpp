@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "datatype.hpp"
+#include "mpix/mpix.h"
 
 struct MPIX_Comm_s;
 
@@ -64,6 +65,19 @@ class Plan {
   // it (a rounds-based plan moves to its next round); *done once the exchange is
   // complete, as after wait().
   virtual int test(bool* done) = 0;
+
+  // A plan whose messages carry one bit from every rank to every rank (every rank's
+  // messages reach every other rank through the rounds, each message sent after
+  // what its rank received before: Bruck's rounds) lets a repeated blocking call run
+  // without the agreement (dense.cpp, "Plan reuse"). start_carrying(changed) starts
+  // an exchange whose messages carry the bit, OR-ed on the way; with `changed` this
+  // rank's call is not the one the plan was made for, and the plan reads and writes
+  // none of the user's buffers, it only sends and receives its messages. After the
+  // wait, change_seen() is the OR of every rank's bit; while it is set, what the
+  // receive buffer holds is undefined.
+  virtual bool carries_change() const { return false; }
+  virtual int start_carrying(bool /*changed*/) { return MPIX_ERR_UNSUPPORTED; }  // where it does not
+  virtual bool change_seen() const { return false; }
 
   PlanStats stats;       // of the last start
   PlanStats init_stats;  // of init (for example a metadata exchange done once)
