@@ -81,10 +81,72 @@ bool run_counted(Exchange& ex, int call, MPIX_Info* info, MPIX_Comm* comm, Made 
 }
 
 const Made kPlanned{1, 1};
+const Made kReused{0, 1};  // the plan run again after the agreement
 
-// The repeated call of `algorithm`: without the agreement where the plan's own
-// messages carry the change (tuna_carried).
-Made repeated(const std::string& algorithm) { return Made{0, algorithm == "tuna_carried" ? 0ull : 1ull}; }
+// A call repeated once more, after a kReused one: without the agreement where the
+// plan's own messages carry the change (tuna_carried).
+Made again(const std::string& algorithm) { return Made{0, algorithm == "tuna_carried" ? 0ull : 1ull}; }
+
+// The two ways to learn that a call changed: the agreement (tuna) and the plan's own
+// messages (tuna_carried).
+const char* const kAlgorithms[] = {"tuna", "tuna_carried"};
+
+enum class Change { send_buffer, recv_displacement, datatype, counts, hints };
+
+// Plans, runs again (both ways, where the algorithm has two), makes `change` on the
+// last rank (counts: between rank 0 and it), and checks that every rank plans anew
+// and that the new plan serves again.
+void change_one_rank(const char* algorithm, Change change) {
+  harness::Comm c;
+  harness::Info info{{"mpix_alltoallv_algorithm", algorithm}};
+  Exchange ex;
+  const bool changer = ex.rank == ex.size - 1;
+  int call = 0;
+  run_counted(ex, call++, info.info, c.comm, kPlanned);
+  run_counted(ex, call++, info.info, c.comm, kReused);
+  run_counted(ex, call++, info.info, c.comm, again(algorithm));
+  MPI_Datatype one_int = MPI_DATATYPE_NULL;
+  switch (change) {
+    case Change::send_buffer:
+      if (changer) ex.send = std::vector<int>(ex.send.size() + 1);  // storage of its own
+      break;
+    case Change::recv_displacement:
+      if (changer) {
+        ex.recv.push_back(-1);
+        ++ex.recv_displs[ex.size - 1];
+      }
+      break;
+    case Change::datatype:  // another handle, the same layout
+      MPI_Type_contiguous(1, MPI_INT, &one_int);
+      MPI_Type_commit(&one_int);
+      if (changer) ex.recv_type = one_int;
+      break;
+    case Change::counts:
+      // Rank 0 sends rank size-1 one int more, which expects it; the extra int
+      // (k = units) has the value the formula gives it on both sides.
+      if (ex.rank == 0) {  // its last block: no displacement moves
+        ++ex.send_counts[ex.size - 1];
+        ex.send.push_back(0);
+      }
+      if (changer) {
+        ++ex.recv_counts[0];
+        for (int peer = 1; peer < ex.size; ++peer) ++ex.recv_displs[peer];
+        ex.recv.push_back(0);
+      }
+      break;
+    case Change::hints:  // on every rank
+      info.set("mpix_check_args", "true");
+      break;
+  }
+  run_counted(ex, call++, info.info, c.comm, kPlanned);
+  run_counted(ex, call++, info.info, c.comm, kReused);
+  run_counted(ex, call++, info.info, c.comm, again(algorithm));
+  if (change == Change::datatype) {  // and back
+    ex.recv_type = MPI_INT;
+    run_counted(ex, call++, info.info, c.comm, kPlanned);
+    MPI_Type_free(&one_int);
+  }
+}
 
 }  // namespace
 
@@ -98,69 +160,18 @@ TEST_CASE("a repeated blocking call runs its plan again, with the new data", "[r
     CHECK(ex.run(0, info.info, c.comm) == MPIX_SUCCESS);
     CHECK(all_ranks(ex.correct(0)));
     CHECK(c.comm->plans_created - before >= 1);
-    for (int call = 1; call < 4; ++call) run_counted(ex, call, info.info, c.comm, repeated(algorithm));
+    run_counted(ex, 1, info.info, c.comm, kReused);
+    for (int call = 2; call < 5; ++call) run_counted(ex, call, info.info, c.comm, again(algorithm));
   }
 }
 
-// The two ways to learn that a call changed: the agreement (tuna) and the plan's own
-// messages (tuna_carried).
-const char* const kAlgorithms[] = {"tuna", "tuna_carried"};
-
 TEST_CASE("a change on one rank makes every rank plan anew", "[reuse]") {
-  for (const char* algorithm : kAlgorithms) {
-    INFO(algorithm);
-    harness::Comm c;
-    harness::Info info{{"mpix_alltoallv_algorithm", algorithm}};
-    Exchange ex;
-    const bool changer = ex.rank == ex.size - 1;
-    int call = 0;
-    run_counted(ex, call++, info.info, c.comm, kPlanned);
-    run_counted(ex, call++, info.info, c.comm, repeated(algorithm));
-
-    SECTION("another send buffer") {
-      if (changer) ex.send = std::vector<int>(ex.send.size() + 1);  // storage of its own
-      run_counted(ex, call++, info.info, c.comm, kPlanned);
+  for (const char* algorithm : kAlgorithms)
+    for (Change change : {Change::send_buffer, Change::recv_displacement, Change::datatype, Change::counts,
+                          Change::hints}) {
+      INFO(algorithm << ", change " << (int)change);
+      change_one_rank(algorithm, change);
     }
-    SECTION("another receive displacement") {
-      if (changer) {
-        ex.recv.push_back(-1);
-        ++ex.recv_displs[ex.size - 1];
-      }
-      run_counted(ex, call++, info.info, c.comm, kPlanned);
-    }
-    SECTION("another datatype of the same layout") {
-      MPI_Datatype one_int;
-      MPI_Type_contiguous(1, MPI_INT, &one_int);
-      MPI_Type_commit(&one_int);
-      if (changer) ex.recv_type = one_int;
-      run_counted(ex, call++, info.info, c.comm, kPlanned);
-      run_counted(ex, call++, info.info, c.comm, repeated(algorithm));
-      ex.recv_type = MPI_INT;
-      run_counted(ex, call++, info.info, c.comm, kPlanned);
-      MPI_Type_free(&one_int);
-    }
-    SECTION("other counts between two ranks") {
-      // Rank 0 sends rank size-1 one int more, which expects it; the extra int
-      // (k = units) has the value the formula gives it on both sides.
-      if (ex.rank == 0) {  // its last block: no displacement moves
-        ++ex.send_counts[ex.size - 1];
-        ex.send.push_back(0);
-      }
-      if (changer) {
-        ++ex.recv_counts[0];
-        for (int peer = 1; peer < ex.size; ++peer) ++ex.recv_displs[peer];
-        ex.recv.push_back(0);
-      }
-      run_counted(ex, call++, info.info, c.comm, kPlanned);
-    }
-    SECTION("other hints, on every rank") {
-      info.set("mpix_check_args", "true");
-      const Made checked{1, 1};  // and an MPI_Alltoall of the sizes, not counted here
-      run_counted(ex, call++, info.info, c.comm, checked);
-    }
-    // The new plan serves again.
-    run_counted(ex, call++, info.info, c.comm, repeated(algorithm));
-  }
 }
 
 // tuna_carried's rounds bring each rank's bit to every rank (the path from j to i
@@ -174,11 +185,13 @@ TEST_CASE("tuna_carried carries a change from any rank to every rank, at every r
     harness::Info info{{"mpix_alltoallv_algorithm", "tuna_carried"}, {"mpix_radix", std::to_string(radix)}};
     int call = 0;
     run_counted(ex, call++, info.info, c.comm, kPlanned);
+    run_counted(ex, call++, info.info, c.comm, kReused);
     for (int changer = 0; changer < ex.size; ++changer) {
       INFO("changed on rank " << changer);
+      run_counted(ex, call++, info.info, c.comm, again("tuna_carried"));
       if (ex.rank == changer) ex.send = std::vector<int>(ex.send.size());  // storage of its own
       run_counted(ex, call++, info.info, c.comm, kPlanned);
-      run_counted(ex, call++, info.info, c.comm, repeated("tuna_carried"));
+      run_counted(ex, call++, info.info, c.comm, kReused);
     }
   }
 }
@@ -208,7 +221,8 @@ TEST_CASE("bad arguments after a reused plan fail on every rank", "[reuse]") {
     harness::Info info{{"mpix_alltoallv_algorithm", algorithm}};
     Exchange ex;
     run_counted(ex, 0, info.info, c.comm, kPlanned);
-    run_counted(ex, 1, info.info, c.comm, repeated(algorithm));
+    run_counted(ex, 1, info.info, c.comm, kReused);
+    run_counted(ex, 2, info.info, c.comm, again(algorithm));
     std::vector<int> negative(ex.send_counts);
     negative[0] = -1;
     const int rc = MPIX_Alltoallv(ex.send.data(), ex.rank == 0 ? negative.data() : ex.send_counts.data(),
@@ -218,8 +232,9 @@ TEST_CASE("bad arguments after a reused plan fail on every rank", "[reuse]") {
     CHECK(message_has(ex.rank == 0 ? "sendcounts[0]=-1" : "another rank rejected its arguments"));
     // The agreement keeps the plan through a failed call; the plan's own messages
     // (which learnt of the change before the agreement failed the call) do not.
-    run_counted(ex, 2, info.info, c.comm, std::string(algorithm) == "tuna_carried" ? kPlanned : repeated(algorithm));
-    run_counted(ex, 3, info.info, c.comm, repeated(algorithm));
+    const bool carried = std::string(algorithm) == "tuna_carried";
+    run_counted(ex, 3, info.info, c.comm, carried ? kPlanned : again(algorithm));
+    run_counted(ex, 4, info.info, c.comm, carried ? kReused : again(algorithm));
   }
 }
 
@@ -242,10 +257,10 @@ TEST_CASE("alltoall and alltoallv keep a plan each", "[reuse]") {
     const Made before{c.comm->plans_created, c.comm->agreements};
     for (int call = 1; call < 3; ++call) {
       CHECK(alltoall(call));
-      run_counted(ex, call, info.info, c.comm, repeated(algorithm));
+      run_counted(ex, call, info.info, c.comm, call == 1 ? kReused : again(algorithm));
     }
     CHECK(c.comm->plans_created == before.plans);
-    CHECK(c.comm->agreements - before.agreements == 4 * repeated(algorithm).agreements);
+    CHECK(c.comm->agreements - before.agreements == 2 * (kReused.agreements + again(algorithm).agreements));
   }
 }
 
@@ -279,7 +294,8 @@ TEST_CASE("kept plans are not the user's requests", "[reuse]") {
   REQUIRE(MPIX_Alltoallv_plan(ex.send.data(), ex.send_counts.data(), ex.send_displs.data(), MPI_INT, ex.recv.data(),
                               ex.recv_counts.data(), ex.recv_displs.data(), MPI_INT, info.info, c.comm,
                               &request) == MPIX_SUCCESS);
-  run_counted(ex, 1, info.info, c.comm, repeated("tuna_carried"));  // beside a persistent plan
+  run_counted(ex, 1, info.info, c.comm, kReused);  // beside a persistent plan
+  run_counted(ex, 2, info.info, c.comm, again("tuna_carried"));
   MPIX_Comm* comm = c.comm;
   CHECK(MPIX_Comm_free(&comm) == MPIX_ERR_ARG);
   CHECK(message_has(": 1 persistent request(s)"));
@@ -287,13 +303,13 @@ TEST_CASE("kept plans are not the user's requests", "[reuse]") {
   // MPIX_Comm_free drops the kept plans first, on every rank, also where it then
   // fails: so no rank keeps a plan another has dropped.
   CHECK(c.comm->reusable_plans[1] == nullptr);
-  run_counted(ex, 2, info.info, c.comm, kPlanned);
+  run_counted(ex, 3, info.info, c.comm, kPlanned);
   // A new node layout drops the kept plan, made for the old one.
   CHECK(MPIX_Comm_update_locality(c.comm, 1) == MPIX_SUCCESS);
   CHECK(c.comm->reusable_plans[1] == nullptr);
-  run_counted(ex, 3, info.info, c.comm, kPlanned);
-  CHECK(MPIX_Comm_update_regions(c.comm, 0) == MPIX_SUCCESS);
   run_counted(ex, 4, info.info, c.comm, kPlanned);
+  CHECK(MPIX_Comm_update_regions(c.comm, 0) == MPIX_SUCCESS);
+  run_counted(ex, 5, info.info, c.comm, kPlanned);
 }
 
 // Every algorithm, through the harness's check against MPI: two blocking calls with

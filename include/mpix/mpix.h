@@ -138,8 +138,9 @@ int MPIX_Info_free(MPIX_Info** info);
  *  A blocking call that repeats the previous blocking call of its operation on
  *  @p comm on every rank (the same buffers, counts, displacements, datatypes and
  *  hints; any contents) runs that call's plan again: it pays the agreement but not
- *  the planning. The plan is kept until a call differs, @p comm's node or region
- *  layout changes, or @p comm is freed; mpix_plan_reuse=false keeps none. */
+ *  the planning, and with tuna_carried (not in place) not the agreement either.
+ *  The plan is kept until a call differs, @p comm's node or region layout changes,
+ *  or @p comm is freed; mpix_plan_reuse=false keeps none. */
 /**@{*/
 int MPIX_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                   void* recvbuf, int recvcount, MPI_Datatype recvtype,

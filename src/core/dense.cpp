@@ -35,7 +35,9 @@ namespace mpix {
 //   changed only sends the plan's messages, with the bit, touching no user buffer;
 //   then every rank makes the call anew (the agreement, which fails it everywhere if
 //   that rank's arguments are bad). In place is left out, as the exchange writes the
-//   receive buffer its next attempt would send from.
+//   receive buffer its next attempt would send from. As a change then costs an
+//   exchange of the plan's messages more, this starts once the plan has run again
+//   after an agreement: calls that alternate between two exchanges never pay it.
 // Host buffers only: a CUDA IPC handle names an allocation, which may have been
 // freed and made again at the same address. mpix_plan_reuse=false turns reuse off
 // (a kept plan holds its scratch).
@@ -45,7 +47,8 @@ struct ReusablePlan {
   long long algorithm = -1, hints_hash = 0;
   bool in_place = false;
   std::unique_ptr<MPIX_Request_s> request;
-  bool without_agreement = false;  // the plan carries the bit, and every rank keeps it
+  bool carried = false;  // the plan carries the bit, every rank keeps it, not in place
+  int reuses = 0;        // calls that ran it again after the agreement (the same on every rank)
 };
 
 void release_reusable_plans(MPIX_Comm_s* comm) {
@@ -403,6 +406,7 @@ int plan_dense(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm, Reusabl
   const bool verbose = verbose_level() > 0;
   if (!persistent) {
     if (!all.changed) {
+      ++(*kept)->reuses;
       const MPIX_Request_s& request = *(*kept)->request;
       if (verbose)
         report(comm, a.name, *find_algorithm(request.algorithm, a.op), request.params, "the previous call's plan",
@@ -486,7 +490,7 @@ int plan_dense(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm, Reusabl
   request->plan->init_stats.scratch_bytes += request->in_place_copy.size();
   if (verbose) report(comm, a.name, *algorithm, request->params, reason, context.facts, ranked);
   if (reusable) {
-    reusable->without_agreement = all.keeps && !all.facts.in_place && request->plan->carries_change();
+    reusable->carried = all.keeps && !all.facts.in_place && request->plan->carries_change();
     reusable->request = std::move(request);
     *kept = reusable.release();
   } else {
@@ -547,7 +551,7 @@ int blocking(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm) {
   if (!comm) return fail(MPIX_ERR_ARG, format("%s: comm is NULL", a.name));
   ReusablePlan*& kept = comm->reusable_plans[a.op == kAlltoall ? 0 : 1];
   int rc = MPIX_SUCCESS;
-  if (kept && kept->without_agreement && run_without_agreement(a, info, comm, kept, &rc)) return rc;
+  if (kept && kept->carried && kept->reuses > 0 && run_without_agreement(a, info, comm, kept, &rc)) return rc;
   std::unique_ptr<MPIX_Request_s> unkept;
   MPIX_TRY(plan_dense(a, info, comm, &kept, &unkept));
   MPIX_Request_s* request = unkept ? unkept.get() : kept->request.get();

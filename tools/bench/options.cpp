@@ -105,7 +105,10 @@ Columns:
   median_us min_us max_us
                    median, minimum and maximum over the timed iterations, in
                    microseconds, of the per-iteration maximum over ranks, of the
-                   blocking call (agreement, planning and exchange)
+                   blocking call (agreement, planning and exchange; a call that
+                   repeats the one before runs its plan again, so with --warmup 1
+                   or more this is the repeated call, and --warmup 0 --iters 1
+                   times a call that plans: user guide, "Plan reuse")
   persistent_us    the same median for Start + Wait of a persistent plan (the
                    exchange alone: the difference to median_us is what the
                    agreement and planning cost per blocking call)
