@@ -1,9 +1,9 @@
 // The one agreement every dense call makes (one MPI_Allreduce on the library's
 // communicator): whether any rank rejected its arguments, whether all ranks asked
 // for the same algorithm and parameters, whether all repeat their previous call,
-// and the facts about the exchange that
-// selection needs (model.hpp). One record per rank, reduced field by field with a
-// maximum or a sum by an operation of the library's own; minima travel negated.
+// and the facts about the exchange that selection needs (model.hpp). One record per
+// rank, reduced field by field with a maximum or a sum by an operation of the
+// library's own; minima travel negated.
 #pragma once
 #include <mpi.h>
 

@@ -54,8 +54,8 @@ struct MPIX_Comm_s {
   std::map<std::string, mpix::MachineProfile> machine_profiles;  // by path, read once
   std::set<std::string> verbose_reported;  // decisions MPIX_VERBOSE=1 reported
   MPI_Op agreement_op = MPI_OP_NULL;  // the one agreement of dense calls (agreement.cpp)
-  unsigned long long agreements = 0;  // made so far (for the tests and mpix-bench)
   MPI_Datatype agreement_type = MPI_DATATYPE_NULL;
+  unsigned long long agreements = 0;  // made so far (read by the tests)
   mpix::SddeStats sdde_stats;    // of the last SDDE call
   mpix::SddeWindow sdde_window;  // of the rma SDDE algorithm
   mpix::DirectCopy direct_copy;  // pids, CMA permission, CUDA IPC handles (ipc_hybrid)
