@@ -27,7 +27,7 @@ fi
 PARTS="${MPIX_TEST_PARTS:-mpich,random,ompi,sanitize,fuzz}"
 # Under the sanitizers, programs run several times slower: one to five ranks of a
 # representative set of the test programs.
-SANITIZE_TESTS=(core-np1 core-np4 alltoall-np3 c-api-np3 logtime-np5 sdde-np4-ppn2 robust-np3 model-np1)
+SANITIZE_TESTS=(core-np1 core-np4 alltoall-np3 c-api-np3 logtime-np5 sdde-np4-ppn2 robust-np3 model-np1 reuse-np3)
 
 declare -A ok fail skip timeout seconds status
 order=()
