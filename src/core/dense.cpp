@@ -31,7 +31,7 @@ namespace mpix {
 //   metadata rounds (TuNA's sizes, node_aware's gathered sizes), not the agreement;
 // - the kept plan's own messages carry it (Plan::start_carrying: tuna_carried, whose
 //   rounds reach every rank from every rank), where every rank keeps the plan (also
-//   agreed) and not in place: the call is the exchange alone. A rank whose call
+//   agreed), not in place and without mpix_check_args: the call is the exchange alone. A rank whose call
 //   changed only sends the plan's messages, with the bit, touching no user buffer;
 //   then every rank makes the call anew (the agreement, which fails it everywhere if
 //   that rank's arguments are bad). In place is left out, as the exchange writes the
@@ -490,7 +490,8 @@ int plan_dense(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm, Reusabl
   request->plan->init_stats.scratch_bytes += request->in_place_copy.size();
   if (verbose) report(comm, a.name, *algorithm, request->params, reason, context.facts, ranked);
   if (reusable) {
-    reusable->carried = all.keeps && !all.facts.in_place && request->plan->carries_change();
+    // mpix_check_args=true asks for the sizes to be compared on every call: after the agreement.
+    reusable->carried = all.keeps && !all.facts.in_place && !hints.check_args && request->plan->carries_change();
     reusable->request = std::move(request);
     *kept = reusable.release();
   } else {
