@@ -51,6 +51,12 @@ struct ReusablePlan {
   int reuses = 0;        // calls that ran it again after the agreement (the same on every rank)
 };
 
+// Frees a kept plan (its scratch goes back to the pool) and empties its slot.
+void drop(ReusablePlan*& kept) {
+  delete kept;
+  kept = nullptr;
+}
+
 void release_reusable_plans(MPIX_Comm_s* comm) {
   int finalized = 0;
   MPI_Finalized(&finalized);
@@ -59,8 +65,7 @@ void release_reusable_plans(MPIX_Comm_s* comm) {
       kept->request.release();
       --comm->live_requests;
     }
-    delete kept;
-    kept = nullptr;
+    drop(kept);
   }
 }
 
@@ -263,6 +268,9 @@ bool same_call(const ReusablePlan& kept, Op op, const Exchange& ex, const Hints&
          same_side(kept.exchange.recv, ex.recv);
 }
 
+// MPIX_VERBOSE: a call that ran `kept` again, and how it learnt that it could.
+void report_reuse(MPIX_Comm_s* comm, const DenseArgs& a, const ReusablePlan& kept, const char* reason);
+
 bool host_buffers(const Exchange& ex) {
   return memory_type(ex.send.buf) == MemoryType::host && memory_type(ex.recv.buf) == MemoryType::host;
 }
@@ -323,6 +331,11 @@ void report(MPIX_Comm_s* comm, const char* call, const Algorithm& algorithm, con
     text += "\n";
   }
   std::fputs(text.c_str(), stderr);
+}
+
+void report_reuse(MPIX_Comm_s* comm, const DenseArgs& a, const ReusablePlan& kept, const char* reason) {
+  const MPIX_Request_s& request = *kept.request;
+  report(comm, a.name, *find_algorithm(request.algorithm, a.op), request.params, reason, request.facts, {});
 }
 
 // Whether blocks of a node can be copied directly (ipc_hybrid) is learnt by a
@@ -407,14 +420,10 @@ int plan_dense(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm, Reusabl
   if (!persistent) {
     if (!all.changed) {
       ++(*kept)->reuses;
-      const MPIX_Request_s& request = *(*kept)->request;
-      if (verbose)
-        report(comm, a.name, *find_algorithm(request.algorithm, a.op), request.params, "the previous call's plan",
-               request.facts, {});
+      if (verbose) report_reuse(comm, a, **kept, "the previous call's plan");
       return MPIX_SUCCESS;
     }
-    delete *kept;  // its scratch goes back to the pool for the new plan
-    *kept = nullptr;
+    drop(*kept);  // before the new plan, which may take its scratch
   }
   std::unique_ptr<ReusablePlan> reusable;
   if (mine.keeps)
@@ -534,17 +543,12 @@ bool run_without_agreement(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* c
   Plan& plan = *kept->request->plan;
   *rc = plan.start_carrying(!same);
   if (*rc == MPIX_SUCCESS) *rc = plan.wait();
-  const bool done = *rc != MPIX_SUCCESS || !plan.change_seen();
-  if (*rc == MPIX_SUCCESS && done && verbose_level() > 0) {
-    const MPIX_Request_s& request = *kept->request;
-    report(comm, a.name, *find_algorithm(request.algorithm, a.op), request.params,
-           "the previous call's plan, unchanged on every rank by its own messages", request.facts, {});
-  }
-  if (*rc != MPIX_SUCCESS || !done) {
-    delete kept;
-    kept = nullptr;
-  }
-  return done;
+  const bool changed = *rc == MPIX_SUCCESS && plan.change_seen();
+  if (*rc != MPIX_SUCCESS || changed)
+    drop(kept);
+  else if (verbose_level() > 0)
+    report_reuse(comm, a, *kept, "the previous call's plan, unchanged on every rank by its own messages");
+  return !changed;
 }
 
 int blocking(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm) {
@@ -558,10 +562,7 @@ int blocking(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm) {
   MPIX_Request_s* request = unkept ? unkept.get() : kept->request.get();
   rc = start(request);
   if (rc == MPIX_SUCCESS) rc = wait(request);
-  if (rc != MPIX_SUCCESS && !unkept) {  // a plan whose exchange failed is not run again
-    delete kept;
-    kept = nullptr;
-  }
+  if (rc != MPIX_SUCCESS && !unkept) drop(kept);  // a plan whose exchange failed is not run again
   return rc;
 }
 
