@@ -38,6 +38,14 @@ struct SddeWindow {
   unsigned long long epoch = 0;  // calls that used this window; marks arrivals
 };
 
+// What the last blocking MPIX_Alltoall(v) on a communicator ran, after `auto` (read
+// by mpix-bench, whose rows time the blocking call): a persistent request for the
+// same exchange may choose otherwise, as its starts pay no agreement or planning.
+struct DenseChoice {
+  std::string algorithm, params;
+  double predicted_seconds = 0;
+};
+
 }  // namespace mpix
 
 struct MPIX_Comm_s {
@@ -63,6 +71,7 @@ struct MPIX_Comm_s {
   // again while every rank repeats that call (dense.cpp, "Plan reuse"). Not counted
   // in live_requests; released by release_reusable_plans.
   mpix::ReusablePlan* reusable_plans[2] = {nullptr, nullptr};
+  mpix::DenseChoice blocking_choices[2];  // the same two: what they ran
 
   // Each plan gets 8 tags of its own, so that plans active at the same time on one
   // communicator never match each other's messages. Plans are created collectively

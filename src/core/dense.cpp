@@ -554,12 +554,17 @@ bool run_without_agreement(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* c
 int blocking(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm) {
   TimeScope call(TimePhase::other);
   if (!comm) return fail(MPIX_ERR_ARG, format("%s: comm is NULL", a.name));
-  ReusablePlan*& kept = comm->reusable_plans[a.op == kAlltoall ? 0 : 1];
+  const int slot = a.op == kAlltoall ? 0 : 1;
+  ReusablePlan*& kept = comm->reusable_plans[slot];
   int rc = MPIX_SUCCESS;
   if (kept && kept->carried && kept->reuses > 0 && run_without_agreement(a, info, comm, kept, &rc)) return rc;
   std::unique_ptr<MPIX_Request_s> unkept;
   MPIX_TRY(plan_dense(a, info, comm, &kept, &unkept));
   MPIX_Request_s* request = unkept ? unkept.get() : kept->request.get();
+  DenseChoice& choice = comm->blocking_choices[slot];
+  choice.algorithm = request->algorithm;
+  choice.params = request->params;
+  choice.predicted_seconds = request->predicted_seconds;
   rc = start(request);
   if (rc == MPIX_SUCCESS) rc = wait(request);
   if (rc != MPIX_SUCCESS && !unkept) drop(kept);  // a plan whose exchange failed is not run again

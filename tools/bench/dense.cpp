@@ -307,6 +307,7 @@ class Bench {
     row.median = median(times);
     row.min = *std::min_element(times.begin(), times.end());
     row.max = *std::max_element(times.begin(), times.end());
+    const mpix::DenseChoice blocking = comm_->blocking_choices[o_.op == mpix::kAlltoall ? 0 : 1];
     long long mismatch = 0;
     if (o_.check) {
       if (is_reference) {
@@ -317,9 +318,20 @@ class Bench {
       }
     }
 
-    // Counters: one persistent request, started and waited once.
+    // Counters: one persistent request, started and waited once. For `auto`, of the
+    // blocking call's choice: a persistent request left to choose may plan another
+    // algorithm (its starts pay no agreement or planning), and the row compares the
+    // two ways of running one algorithm.
+    if (algorithm == "auto") {
+      rc = MPIX_Info_set(info, key.c_str(), blocking.algorithm.c_str());
+      std::istringstream params(blocking.params);
+      for (std::string param; rc == MPIX_SUCCESS && params >> param;) {
+        const std::size_t equals = param.find('=');
+        rc = MPIX_Info_set(info, ("mpix_" + param.substr(0, equals)).c_str(), param.substr(equals + 1).c_str());
+      }
+    }
     MPIX_Request* request = nullptr;
-    rc = init(w, info, &request);
+    if (rc == MPIX_SUCCESS) rc = init(w, info, &request);
     MPIX_Info_free(&info);
     if (!all_succeeded(rc, world_, &row.error)) return row;
     if (o_.check) std::memset(w.recv.data(), 0xA5, w.recv.size());
@@ -354,8 +366,8 @@ class Bench {
     row.metadata = all[3];
     row.scratch = all[4];
     row.params = request->params;
-    row.predicted = request->predicted_seconds * 1e6;
-    if (algorithm == "auto") row.algorithm = "auto:" + request->algorithm;
+    row.predicted = blocking.predicted_seconds * 1e6;  // of the blocking call, agreement included
+    if (algorithm == "auto") row.algorithm = "auto:" + blocking.algorithm;
     MPIX_Request_free(&request);
 
     if (o_.check) {

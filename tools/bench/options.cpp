@@ -97,7 +97,7 @@ MPIX_SIM_COPY_BANDWIDTH bytes/s (default 10e9).
 
 Columns:
   op               alltoall or alltoallv
-  algorithm        registry name (auto:NAME for the library's choice)
+  algorithm        registry name (auto:NAME: what the blocking call chose)
   params           the algorithm's resolved parameters (info > environment > default)
   ranks nodes ppn  communicator size, number of nodes, ranks on the largest node
   dist             block-size distribution
@@ -111,7 +111,8 @@ Columns:
                    times a call that plans: user guide, "Plan reuse")
   persistent_us    the same median for Start + Wait of a persistent plan (the
                    exchange alone: the difference to median_us is what the
-                   agreement and planning cost per blocking call)
+                   agreement and planning cost per blocking call); for auto, a
+                   plan of the algorithm its blocking call chose
   rounds           communication rounds of one persistent start (a wait between
                    two rounds; for the sliding-window multipair variants: completions)
   messages         payload messages sent to other ranks
