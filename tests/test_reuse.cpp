@@ -1,8 +1,8 @@
 // Plan reuse by blocking calls (src/core/dense.cpp, "Plan reuse"): a call that
 // repeats the previous one of its operation on every rank runs that call's plan
-// again, with the new call's data, after the agreement (tuna, node_aware, pairwise:
-// the agreement carries whether any rank's call changed) or without it
-// (tuna_carried: its own messages carry it); a change on any one rank (buffer,
+// again, with the new call's data, after the agreement (node_aware, pairwise: the
+// agreement carries whether any rank's call changed) or without it (the TuNAs and
+// bruck: their own messages carry it); a change on any one rank (buffer,
 // counts, displacements, datatype, hints) makes every rank plan anew;
 // mpix_plan_reuse=false on one rank turns it off for all without a hang; bad
 // arguments still fail on every rank; the communicator's functions see no request
@@ -83,13 +83,21 @@ bool run_counted(Exchange& ex, int call, MPIX_Info* info, MPIX_Comm* comm, Made 
 const Made kPlanned{1, 1};
 const Made kReused{0, 1};  // the plan run again after the agreement
 
-// A call repeated once more, after a kReused one: without the agreement where the
-// plan's own messages carry the change (tuna_carried).
-Made again(const std::string& algorithm) { return Made{0, algorithm == "tuna_carried" ? 0ull : 1ull}; }
+// The plans whose own messages carry the change: tuna_carried, and those on the
+// TuNA core (ByteExchangePlan::carry_change).
+bool carries(const std::string& algorithm) {
+  return algorithm == "tuna_carried" || algorithm == "tuna" || algorithm == "bruck" ||
+         algorithm.rfind("tuna_hier_", 0) == 0;
+}
 
-// The two ways to learn that a call changed: the agreement (tuna) and the plan's own
-// messages (tuna_carried).
-const char* const kAlgorithms[] = {"tuna", "tuna_carried"};
+// A call repeated once more, after a kReused one: without the agreement where the
+// plan's own messages carry the change.
+Made again(const std::string& algorithm) { return Made{0, carries(algorithm) ? 0ull : 1ull}; }
+
+// The ways to learn that a call changed: the agreement (pairwise) and the plan's own
+// messages (tuna_carried's headers; the TuNA core's and the hierarchical inter-node
+// messages' words).
+const char* const kAlgorithms[] = {"pairwise", "tuna_carried", "tuna", "tuna_hier_coalesced"};
 
 enum class Change { send_buffer, recv_displacement, datatype, counts, hints };
 
@@ -152,7 +160,7 @@ void change_one_rank(const char* algorithm, Change change) {
 }  // namespace
 
 TEST_CASE("a repeated blocking call runs its plan again, with the new data", "[reuse]") {
-  for (const char* algorithm : {"pairwise", "tuna", "tuna_carried", "node_aware"}) {
+  for (const char* algorithm : {"pairwise", "tuna", "tuna_carried", "node_aware", "tuna_hier_staggered"}) {
     INFO(algorithm);
     harness::Comm c;
     harness::Info info{{"mpix_alltoallv_algorithm", algorithm}};
@@ -175,26 +183,51 @@ TEST_CASE("a change on one rank makes every rank plan anew", "[reuse]") {
     }
 }
 
-// tuna_carried's rounds bring each rank's bit to every rank (the path from j to i
-// takes one round per non-zero radix-r digit of i - j): a change on any one rank,
-// at every radix, makes every rank plan anew, as the counts show on every rank.
-TEST_CASE("tuna_carried carries a change from any rank to every rank, at every radix", "[reuse]") {
-  harness::Comm c;
+// TuNA's rounds bring each rank's bit to every rank (the path from j to i takes one
+// round per non-zero radix-r digit of i - j); the hierarchical TuNAs' intra-node
+// rounds bring it to the node, their inter-node messages (one from every other node
+// to every rank) to all. A change on any one rank, at every radix, on nodes of
+// every size (the last one smaller), makes every rank plan anew, as the counts show
+// on every rank.
+void carry_from_every_rank(const char* algorithm, int radix, harness::Comm& c) {
   Exchange ex;
-  for (int radix = 2; radix <= std::max(2, ex.size); ++radix) {
-    INFO("radix " << radix);
-    harness::Info info{{"mpix_alltoallv_algorithm", "tuna_carried"}, {"mpix_radix", std::to_string(radix)}};
-    int call = 0;
+  harness::Info info{{"mpix_alltoallv_algorithm", algorithm}, {"mpix_radix", std::to_string(radix)}};
+  int call = 0;
+  run_counted(ex, call++, info.info, c.comm, kPlanned);
+  run_counted(ex, call++, info.info, c.comm, kReused);
+  for (int changer = 0; changer < ex.size; ++changer) {
+    INFO("changed on rank " << changer);
+    run_counted(ex, call++, info.info, c.comm, again(algorithm));
+    if (ex.rank == changer) ex.send = std::vector<int>(ex.send.size());  // storage of its own
     run_counted(ex, call++, info.info, c.comm, kPlanned);
     run_counted(ex, call++, info.info, c.comm, kReused);
-    for (int changer = 0; changer < ex.size; ++changer) {
-      INFO("changed on rank " << changer);
-      run_counted(ex, call++, info.info, c.comm, again("tuna_carried"));
-      if (ex.rank == changer) ex.send = std::vector<int>(ex.send.size());  // storage of its own
-      run_counted(ex, call++, info.info, c.comm, kPlanned);
-      run_counted(ex, call++, info.info, c.comm, kReused);
-    }
   }
+}
+
+TEST_CASE("the plans' own messages carry a change from any rank to every rank", "[reuse]") {
+  harness::Comm c;
+  const int size = harness::world_size();
+  for (int radix = 2; radix <= std::max(2, size); ++radix) {
+    INFO("tuna_carried, radix " << radix);
+    carry_from_every_rank("tuna_carried", radix, c);
+  }
+  // The TuNA core at radix 2, 3 and P (its schedules with and without parts).
+  std::vector<int> radices{2};
+  for (int radix : {3, size})
+    if (radix > radices.back()) radices.push_back(radix);
+  for (int radix : radices) {
+    INFO("tuna, radix " << radix);
+    carry_from_every_rank("tuna", radix, c);
+  }
+  for (const char* algorithm : {"tuna_hier_coalesced", "tuna_hier_staggered"})
+    for (int ppn = 1; ppn <= std::max(1, size / 2); ++ppn) {
+      REQUIRE(MPIX_Comm_update_locality(c.comm, ppn) == MPIX_SUCCESS);
+      // Radix 2 and Q, the two ends of the intra-node schedules.
+      for (int radix : ppn > 2 ? std::vector<int>{2, ppn} : std::vector<int>{2}) {
+        INFO(algorithm << ", " << ppn << " ranks per node, radix " << radix);
+        carry_from_every_rank(algorithm, radix, c);
+      }
+    }
 }
 
 TEST_CASE("mpix_plan_reuse=false on one rank plans every call on every rank", "[reuse]") {
@@ -233,7 +266,7 @@ TEST_CASE("bad arguments after a reused plan fail on every rank", "[reuse]") {
     CHECK(message_has(ex.rank == 0 ? "sendcounts[0]=-1" : "another rank rejected its arguments"));
     // The agreement keeps the plan through a failed call; the plan's own messages
     // (which learnt of the change before the agreement failed the call) do not.
-    const bool carried = std::string(algorithm) == "tuna_carried";
+    const bool carried = carries(algorithm);
     run_counted(ex, 3, info.info, c.comm, carried ? kPlanned : again(algorithm));
     run_counted(ex, 4, info.info, c.comm, carried ? kReused : again(algorithm));
   }

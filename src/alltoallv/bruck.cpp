@@ -65,6 +65,45 @@ int PieceMessage::build(const std::vector<Piece>& pieces, int peer) {
   return MPIX_SUCCESS;
 }
 
+// ---------------------------------------------------------------- CarriedMessage
+
+int CarriedMessage::build(std::vector<Piece> pieces, int peer) {
+  peer_ = peer;
+  MPIX_TRY(plain_.build(pieces, peer));
+  pieces_ = std::move(pieces);
+  flagged_built_ = false;
+  return MPIX_SUCCESS;
+}
+
+int CarriedMessage::post(bool send, const ChangeBit& bit, Traffic& traffic, int tag_offset, PlanStats& stats,
+                         MPI_Request* request, long long discard_at) {
+  *request = MPI_REQUEST_NULL;
+  if (!bit.carrying) {
+    if (plain_.empty()) return MPIX_SUCCESS;
+    return send ? traffic.isend(plain_.message(), request, stats, tag_offset)
+                : traffic.irecv(plain_.message(), request, tag_offset);
+  }
+  if (send) {
+    word_ = bit.seen;
+    if (bit.seen)
+      return traffic.isend(Message{Block{(char*)&word_, (MPI_Count)sizeof word_, &byte_layout()}, peer_}, request,
+                           stats, tag_offset);
+  } else if (bit.mine) {
+    word_ = 1;  // seen already: what arrives is not read
+    return traffic.irecv(Message{Block{bit.discard + discard_at, carried_bytes(), &byte_layout()}, peer_}, request,
+                         tag_offset);
+  }
+  if (!flagged_built_) {
+    std::vector<Piece> flagged{Piece{(char*)&word_, (long long)sizeof word_}};
+    flagged.insert(flagged.end(), pieces_.begin(), pieces_.end());
+    MPIX_TRY(flagged_.build(flagged, peer_));
+    flagged_built_ = true;
+    pieces_ = {};
+  }
+  return send ? traffic.isend(flagged_.message(), request, stats, tag_offset)
+              : traffic.irecv(flagged_.message(), request, tag_offset);
+}
+
 // ---------------------------------------------------------------- ByteSide
 
 void ByteSide::init(const BufferSide& side, const std::vector<bool>& used, ScratchPool& pool) {
@@ -178,6 +217,28 @@ void ByteExchangePlan::init_sides(const PlanContext& context) {
     return copy_block(ex_.send.block(ex_.rank), ex_.recv.block(ex_.rank), own_staging_, comm_);
   };
   after_wait_ = [this] { return recv_.unpack(comm_); };
+}
+
+void ByteExchangePlan::carry_change() {
+  carries_ = true;
+  const std::function<int()> prepare = before_start_, finish = after_wait_;
+  before_start_ = [this, prepare] { return bit_.seen ? MPIX_SUCCESS : prepare(); };
+  after_wait_ = [this, finish] { return bit_.seen ? MPIX_SUCCESS : finish(); };
+}
+
+int ByteExchangePlan::start() {
+  bit_ = ChangeBit{};
+  return StagePlan::start();
+}
+
+int ByteExchangePlan::start_carrying(bool changed) {
+  if (!carries_) return MPIX_ERR_UNSUPPORTED;
+  bit_ = ChangeBit{true, changed, changed, nullptr};
+  if (changed) {
+    discard_.resize((std::size_t)discard_bytes_);
+    bit_.discard = discard_.data();
+  }
+  return StagePlan::start();
 }
 
 // ---------------------------------------------------------------- SizeMismatch
@@ -416,8 +477,8 @@ int TunaCore::bind(const std::vector<std::vector<Piece>>& in, ScratchPool& pool)
                                                 : Piece{temp_piece(piece.to_slot, piece.k), piece.bytes});
       }
       Part& message = round.parts[part];
-      message.send = std::make_unique<PieceMessage>();
-      message.recv = std::make_unique<PieceMessage>();
+      message.send = std::make_unique<CarriedMessage>();
+      message.recv = std::make_unique<CarriedMessage>();
       MPIX_TRY(message.send->build(send_pieces, round.send_peer));
       MPIX_TRY(message.recv->build(recv_pieces, round.recv_peer));
     }
@@ -425,17 +486,23 @@ int TunaCore::bind(const std::vector<std::vector<Piece>>& in, ScratchPool& pool)
   return MPIX_SUCCESS;
 }
 
-int TunaCore::post(int index, int part, std::vector<MPI_Request>& requests, PlanStats& stats) {
+long long TunaCore::max_carried_receive() const {
+  long long most = 0;
+  for (const Round& round : rounds_)
+    for (const Part& part : round.parts) most = std::max(most, part.recv->carried_bytes());
+  return most;
+}
+
+int TunaCore::post(int index, int part, std::vector<MPI_Request>& requests, PlanStats& stats, const ChangeBit& bit) {
   Round& round = rounds_[index];
   Traffic traffic(setup_.comm, setup_.tag);
+  // The word a round's messages carry is what this rank has seen before the round.
   if (part == 0)
-    for (Part& later : round.parts)
-      if (!later.send->empty()) MPIX_TRY(traffic.isend(later.send->message(), &later.send_request, stats, kTagRound));
+    for (Part& later : round.parts) MPIX_TRY(later.send->post(true, bit, traffic, kTagRound, stats, &later.send_request));
   Part& current = round.parts[part];
-  if (!current.recv->empty()) {
-    requests.emplace_back();
-    MPIX_TRY(traffic.irecv(current.recv->message(), &requests.back(), kTagRound));
-  }
+  MPI_Request receive = MPI_REQUEST_NULL;
+  MPIX_TRY(current.recv->post(false, bit, traffic, kTagRound, stats, &receive));
+  if (receive != MPI_REQUEST_NULL) requests.push_back(receive);
   // Waiting for this part's send is what frees its T slots for the next part.
   if (current.send_request != MPI_REQUEST_NULL) {
     requests.push_back(current.send_request);
@@ -444,13 +511,17 @@ int TunaCore::post(int index, int part, std::vector<MPI_Request>& requests, Plan
   return MPIX_SUCCESS;
 }
 
-void TunaCore::add_stages(std::vector<Stage>* stages, PlanStats* stats, TimePhase phase) {
+void TunaCore::add_stages(std::vector<Stage>* stages, PlanStats* stats, ChangeBit* bit, TimePhase phase) {
   for (int index = 0; index < rounds(); ++index)
     for (int part = 0; part < (int)rounds_[index].parts.size(); ++part)
-      stages->push_back(Stage{[this, index, part, stats](std::vector<MPI_Request>& requests) {
-                                return post(index, part, requests, *stats);
+      stages->push_back(Stage{[this, index, part, stats, bit](std::vector<MPI_Request>& requests) {
+                                return post(index, part, requests, *stats, *bit);
                               },
-                              nullptr, false, part > 0, phase});
+                              [this, index, part, bit] {
+                                if (bit->carrying) rounds_[index].parts[part].recv->received(bit);
+                                return MPIX_SUCCESS;
+                              },
+                              false, part > 0, phase});
 }
 
 // ---------------------------------------------------------------- bruck, tuna
@@ -494,7 +565,9 @@ class BruckPlan : public ByteExchangePlan {
     for (int o = 0; o < size; ++o)
       if (o != me) in[o] = {recv_.piece(o)};
     MPIX_TRY(core_.bind(in, context.comm->scratch));
-    core_.add_stages(&stages_, &stats);
+    core_.add_stages(&stages_, &stats, &bit_);
+    carry_change();
+    discard_bytes_ = core_.max_carried_receive();
     init_stats.scratch_bytes = core_.scratch_bytes() + side_staging_bytes();
     return MPIX_SUCCESS;
   }

@@ -110,18 +110,81 @@ class StagePlan : public Plan {
   std::vector<MPI_Request> requests_;
 };
 
+// The change bit of a repeated blocking call (plan.hpp, start_carrying) where a
+// plan's messages carry it: while `carrying`, every message starts with a word, the
+// OR of the bits its sender has seen (its own included), and is sent even where it
+// has no block to bring. A rank that has seen a change sends the word alone, since
+// a changed rank's blocks may be in buffers of a call the plan was not made for.
+// A receive is posted for the word and the blocks, and takes either; a rank whose
+// own call changed (`mine`) receives into `discard`, not into its pieces (which may
+// be in such buffers), before it has seen any word: so every message is received
+// whole, whatever its sender knew.
+struct ChangeBit {
+  bool carrying = false;
+  bool seen = false;
+  bool mine = false;
+  char* discard = nullptr;  // mine: room for the largest stage's receives
+};
+
+// A message of a plan that can carry the change bit: `plain` as start() sends or
+// receives it (not posted when empty); `flagged`, the word in front of the same
+// pieces; the word alone, which a rank that has seen a change sends.
+// The flagged message is built at its first carrying post, so that plans never
+// run that way (persistent ones) make no second datatype.
+class CarriedMessage {
+ public:
+  CarriedMessage() = default;
+  CarriedMessage(const CarriedMessage&) = delete;
+  CarriedMessage& operator=(const CarriedMessage&) = delete;
+
+  int build(std::vector<Piece> pieces, int peer);
+  // Posts the message as `bit` says, a send (counted into `stats`) or a receive;
+  // *request stays MPI_REQUEST_NULL where nothing is posted (an empty plain message
+  // while not carrying).
+  // A receive of a changed rank goes to bit.discard + discard_at.
+  int post(bool send, const ChangeBit& bit, Traffic& traffic, int tag_offset, PlanStats& stats,
+           MPI_Request* request, long long discard_at = 0);
+  // After a carrying receive completed: ORs the word it brought into `bit`.
+  void received(ChangeBit* bit) const { bit->seen = bit->seen || word_ != 0; }
+  bool empty() const { return plain_.empty(); }
+  // Bytes of the message while carrying (the word and the blocks).
+  long long carried_bytes() const { return (long long)sizeof word_ + plain_.bytes(); }
+
+ private:
+  PieceMessage plain_, flagged_;
+  std::vector<Piece> pieces_;  // for flagged_, until it is built
+  bool flagged_built_ = false;
+  long long word_ = 0;  // sent, or received
+  int peer_ = -1;
+};
+
 // What the flat and hierarchical TuNA plans share: every block but the own one as
 // byte runs of the user's buffers; before each start the non-contiguous send blocks
 // are packed and the own block copied; after each wait the non-contiguous receive
-// blocks are unpacked.
+// blocks are unpacked. A plan whose messages are CarriedMessages that reach every
+// rank from every rank calls carry_change() at init: its repeated blocking calls
+// then run without the agreement (dense.cpp, "Plan reuse").
 class ByteExchangePlan : public StagePlan {
+ public:
+  int start() override;
+  bool carries_change() const override { return carries_; }
+  int start_carrying(bool changed) override;
+  bool change_seen() const override { return bit_.seen; }
+
  protected:
   void init_sides(const PlanContext& context);
+  // After init_sides: once a change is seen, the start's packing and own-block copy
+  // and the wait's unpacking are left out (they touch the user's buffers).
+  void carry_change();
   std::size_t side_staging_bytes() const { return send_.staging_bytes() + recv_.staging_bytes(); }
 
   Exchange ex_;
   MPI_Comm comm_ = MPI_COMM_NULL;
   ByteSide send_, recv_;
+  ChangeBit bit_;
+  bool carries_ = false;
+  long long discard_bytes_ = 0;  // set by a carrying plan: bit_.discard's size
+  std::vector<char> discard_;    // only while a changed rank's call runs
 
  private:
   std::vector<char> own_staging_;
@@ -250,9 +313,15 @@ class TunaCore {
 
   int rounds() const { return (int)rounds_.size(); }
   std::size_t scratch_bytes() const { return temp_.size(); }
+  // The longest receive of a stage while carrying the change bit (after bind()).
+  long long max_carried_receive() const;
   // Appends one stage per part of every round to `stages`, counting into `*stats`;
-  // their time counts as `phase`.
-  void add_stages(std::vector<Stage>* stages, PlanStats* stats, TimePhase phase = TimePhase::exchange);
+  // their time counts as `phase`. Their messages carry `*bit` while it is carrying:
+  // the rounds reach every member from every member (the path from j to i takes one
+  // round per non-zero radix-r digit of i - j, in the order the rounds run), so
+  // after the last one every member has the OR of all members' bits.
+  void add_stages(std::vector<Stage>* stages, PlanStats* stats, ChangeBit* bit,
+                  TimePhase phase = TimePhase::exchange);
 
  private:
   struct Out {  // a piece leaving in a round
@@ -264,7 +333,7 @@ class TunaCore {
     long long bytes;
   };
   struct Part {
-    std::unique_ptr<PieceMessage> send, recv;
+    std::unique_ptr<CarriedMessage> send, recv;
     MPI_Request send_request = MPI_REQUEST_NULL;  // posted with part 0
   };
   struct Round {
@@ -273,7 +342,7 @@ class TunaCore {
     std::vector<In> ins;
     std::vector<Part> parts;
   };
-  int post(int round, int part, std::vector<MPI_Request>& requests, PlanStats& stats);
+  int post(int round, int part, std::vector<MPI_Request>& requests, PlanStats& stats, const ChangeBit& bit);
   char* temp_piece(int slot, int k) const;
 
   BruckSetup setup_;

@@ -176,7 +176,7 @@ class HierarchicalTuna : public ByteExchangePlan {
         in[o].push_back(mine[k] == me ? recv_.piece(members[o]) : x_piece(o, (int)k));
     }
     MPIX_TRY(core_.bind(in, pool));
-    core_.add_stages(&stages_, &stats, TimePhase::intra_node);
+    core_.add_stages(&stages_, &stats, &bit_, TimePhase::intra_node);
 
     const long long batch = std::max(1, context.params.block_count);
     batches_.resize((std::size_t)((route.positions + batch - 1) / batch));
@@ -185,15 +185,29 @@ class HierarchicalTuna : public ByteExchangePlan {
       for (const HierBlock& b : m.blocks)
         pieces.push_back(!m.send ? recv_.piece(b.origin)
                                  : b.origin == me ? send_.piece(b.dest) : x_piece(b.origin_local, b.k));
-      auto message = std::make_unique<PieceMessage>();
-      MPIX_TRY(message->build(pieces, m.peer));
-      if (message->empty()) continue;
+      auto message = std::make_unique<CarriedMessage>();
+      MPIX_TRY(message->build(std::move(pieces), m.peer));
       Batch& into = batches_[(std::size_t)(m.position / batch)];
       (m.send ? into.sends : into.recvs).push_back(std::move(message));
     }
     for (std::size_t b = 0; b < batches_.size(); ++b)
       stages_.push_back(Stage{[this, b](std::vector<MPI_Request>& requests) { return post_batch(b, requests); },
-                              nullptr, false, false, TimePhase::inter_node});
+                              [this, b] {
+                                if (bit_.carrying)
+                                  for (const auto& message : batches_[b].recvs) message->received(&bit_);
+                                return MPIX_SUCCESS;
+                              },
+                              false, false, TimePhase::inter_node});
+    // The change bit: after the intra-node TuNA every rank has its node's OR, and
+    // every rank receives a message from every other node (from the rank that
+    // serves its local rank there), so the inter-node phase brings every node's.
+    carry_change();
+    discard_bytes_ = core_.max_carried_receive();
+    for (const Batch& b : batches_) {
+      long long batch_bytes = 0;
+      for (const auto& message : b.recvs) batch_bytes += message->carried_bytes();
+      discard_bytes_ = std::max(discard_bytes_, batch_bytes);
+    }
 
     init_stats.scratch_bytes = core_.scratch_bytes() + x_.size() + side_staging_bytes();
     return MPIX_SUCCESS;
@@ -201,21 +215,21 @@ class HierarchicalTuna : public ByteExchangePlan {
 
  private:
   struct Batch {
-    std::vector<std::unique_ptr<PieceMessage>> recvs, sends;
+    std::vector<std::unique_ptr<CarriedMessage>> recvs, sends;
   };
 
   // Scattered: the batch's receives, then its sends.
   int post_batch(std::size_t index, std::vector<MPI_Request>& requests) {
     Traffic traffic(comm_, tag_);
     const Batch& b = batches_[index];
-    for (const auto& message : b.recvs) {
-      requests.emplace_back();
-      MPIX_TRY(traffic.irecv(message->message(), &requests.back(), kTagInter));
-    }
-    for (const auto& message : b.sends) {
-      requests.emplace_back();
-      MPIX_TRY(traffic.isend(message->message(), &requests.back(), stats, kTagInter));
-    }
+    long long discard_at = 0;
+    for (bool send : {false, true})
+      for (const auto& message : send ? b.sends : b.recvs) {
+        MPI_Request request = MPI_REQUEST_NULL;
+        MPIX_TRY(message->post(send, bit_, traffic, kTagInter, stats, &request, discard_at));
+        if (request != MPI_REQUEST_NULL) requests.push_back(request);
+        if (!send) discard_at += message->carried_bytes();
+      }
     return MPIX_SUCCESS;
   }
 

@@ -24,7 +24,6 @@
 // reuse"). A rank that changed, or has seen a change, sends only that word.
 #include <algorithm>
 #include <cstring>
-#include <functional>
 
 #include "../core/algorithms.hpp"
 #include "../core/comm.hpp"
@@ -50,15 +49,13 @@ class TunaCarriedPlan : public ByteExchangePlan {
  public:
   int init(const PlanContext& context) {
     init_sides(context);
-    // A call that changed somewhere is made again: none of it touches the user's
-    // buffers from the moment the change is seen.
-    const std::function<int()> prepare = before_start_;
-    before_start_ = [this, prepare] { return seen_ ? MPIX_SUCCESS : prepare(); };
     after_wait_ = [this] {
-      if (seen_) return MPIX_SUCCESS;
       MPIX_TRY(report_size_mismatch(mismatch_, "tuna_carried", comm_));
       return recv_.unpack(comm_);
     };
+    // A call that changed somewhere is made again: none of it touches the user's
+    // buffers from the moment the change is seen.
+    carry_change();
     tag_ = context.tag;
     header_entry_ = ex_.uniform ? 0 : sizeof(Size);
     q_ = ex_.size;
@@ -90,19 +87,9 @@ class TunaCarriedPlan : public ByteExchangePlan {
     return MPIX_SUCCESS;
   }
 
-  int start() override { return begin(false, false); }
-  bool carries_change() const override { return true; }
-  int start_carrying(bool changed) override { return begin(true, changed); }
-  bool change_seen() const override { return seen_; }
 
  private:
   static constexpr std::size_t kFlagBytes = sizeof(Size);  // the carried bit's word
-
-  int begin(bool carrying, bool changed) {
-    flag_bytes_ = carrying ? kFlagBytes : 0;
-    seen_ = changed;
-    return StagePlan::start();
-  }
 
   // Round k: the sizes, then the blocks, of every index the round moves, in the
   // schedule's order (after the carried bit's word, when carrying); the receive for
@@ -111,21 +98,22 @@ class TunaCarriedPlan : public ByteExchangePlan {
     if (k == 0) mismatch_ = SizeMismatch{};
     const TunaSchedule::Round& round = schedule_.rounds[k];
     char* out = send_buffer_.data();
-    if (flag_bytes_) {
-      const Size seen = seen_;
-      std::memcpy(out, &seen, flag_bytes_);
+    const std::size_t flag_bytes = bit_.carrying ? kFlagBytes : 0;
+    if (flag_bytes) {
+      const Size seen = bit_.seen;
+      std::memcpy(out, &seen, flag_bytes);
     }
-    const std::size_t hops = seen_ ? 0 : round.hops.size();
-    std::size_t at = flag_bytes_ + hops * header_entry_;
+    const std::size_t hops = bit_.seen ? 0 : round.hops.size();
+    std::size_t at = flag_bytes + hops * header_entry_;
     for (std::size_t h = 0; h < hops; ++h) {
       const TunaSchedule::Hop& hop = round.hops[h];
       const Piece piece = hop.from_slot >= 0 ? held_[hop.index] : send_.piece((me_ + hop.index) % q_);
       const Size bytes = piece.bytes;
-      if (header_entry_) std::memcpy(out + flag_bytes_ + h * header_entry_, &bytes, header_entry_);
+      if (header_entry_) std::memcpy(out + flag_bytes + h * header_entry_, &bytes, header_entry_);
       if (bytes > 0) std::memcpy(out + at, piece.addr, (std::size_t)bytes);
       at += (std::size_t)bytes;
     }
-    charge_copy((long long)(at - flag_bytes_ - hops * header_entry_));
+    charge_copy((long long)(at - flag_bytes - hops * header_entry_));
     Traffic traffic(comm_, tag_);
     const int send_peer = (me_ + round.distance) % q_, recv_peer = modulo((long long)me_ - round.distance, q_);
     requests.emplace_back();
@@ -141,15 +129,16 @@ class TunaCarriedPlan : public ByteExchangePlan {
   int arrived(int k) {
     const TunaSchedule::Round& round = schedule_.rounds[k];
     const char* in = receive_[k].data();
-    if (flag_bytes_) {
+    const std::size_t flag_bytes = bit_.carrying ? kFlagBytes : 0;
+    if (flag_bytes) {
       Size seen = 0;
-      std::memcpy(&seen, in, flag_bytes_);
-      seen_ = seen_ || seen != 0;
+      std::memcpy(&seen, in, flag_bytes);
+      bit_.seen = bit_.seen || seen != 0;
     }
-    if (seen_) return MPIX_SUCCESS;
-    in += flag_bytes_;
+    if (bit_.seen) return MPIX_SUCCESS;
+    in += flag_bytes;
     const long long next = (long long)round.pw * radix_;
-    std::size_t at = flag_bytes_ + round.hops.size() * header_entry_;
+    std::size_t at = flag_bytes + round.hops.size() * header_entry_;
     long long copied = 0;
     for (std::size_t h = 0; h < round.hops.size(); ++h) {
       const TunaSchedule::Hop& hop = round.hops[h];
@@ -179,8 +168,6 @@ class TunaCarriedPlan : public ByteExchangePlan {
   int q_ = 1, me_ = 0, radix_ = 2;
   int tag_ = 0;
   std::size_t header_entry_ = sizeof(Size);  // none for alltoall: every block has the agreed size
-  std::size_t flag_bytes_ = 0;               // kFlagBytes while carrying the bit
-  bool seen_ = false;                        // this rank's bit, OR-ed with those received
   TunaSchedule schedule_;
   std::vector<ScratchBuffer> receive_;  // one per round
   ScratchBuffer send_buffer_;
