@@ -87,7 +87,6 @@ class TunaCarriedPlan : public ByteExchangePlan {
     return MPIX_SUCCESS;
   }
 
-
  private:
   static constexpr std::size_t kFlagBytes = sizeof(Size);  // the carried bit's word
 
