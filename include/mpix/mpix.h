@@ -138,7 +138,8 @@ int MPIX_Info_free(MPIX_Info** info);
  *  A blocking call that repeats the previous blocking call of its operation on
  *  @p comm on every rank (the same buffers, counts, displacements, datatypes and
  *  hints; any contents) runs that call's plan again: it pays the agreement but not
- *  the planning, and with tuna_carried (not in place) not the agreement either.
+ *  the planning, and with bruck, tuna, tuna_carried and tuna_hier_* (not in place)
+ *  not the agreement either, from the third identical call on.
  *  The plan is kept until a call differs, @p comm's node or region layout changes,
  *  or @p comm is freed; mpix_plan_reuse=false keeps none. */
 /**@{*/
