@@ -223,8 +223,44 @@ def test_floors():
     check("no floor for a peer that ran", "peer:scattered32" not in floors, floors)
 
 
+def test_only_sizes():
+    """--sizes narrows each job to those S, leaves out the fixed-size distributions and drops a
+    job left with nothing."""
+    jobs = [simulate.Job("torus", 256, 32, "alltoallv", ["uniform", "fft_n1"], [16, 256, 1024], ["tuna"]),
+            simulate.Job("torus", 256, 32, "alltoall", [], [16, 4096], ["bruck"]),
+            simulate.Job("torus", 256, 32, "alltoallv", ["uniform"], [16384], ["tuna"])]
+    out = simulate.only_sizes(jobs, "16,1024", None)
+    check("--sizes keeps the given S of each job", [j.sizes for j in out] == [[16, 1024], [16]],
+          [j.sizes for j in out])
+    check("--sizes leaves out fft_n1 and fft_n2", out[0].dists == ["uniform"] and
+          [k[6] for k in out[0].keys()] == ["uniform", "uniform"], out[0].keys())
+
+
+def test_headroom():
+    """The speedup goals against the lower bound: a goal above (fastest peer) / bound is out of
+    reach; the strictest peer is a floor raised to the bound where the floor is below it."""
+    report = load("report")
+    data = report.Data.__new__(report.Data)
+    rows = []
+    for label, time, error in (("tuna", 3e-4, ""), ("smpi:mpich", 3.6e-4, ""),
+                               ("peer:linear", None, "not simulated: the run exceeded the 900 s limit")):
+        rows.append({"platform": "fattree", "P": 256, "ppn": 32, "op": "alltoallv", "algorithm": label,
+                     "params": "-", "dist": "uniform", "S": 1024, "overhead_scale": 1.0, "time": time,
+                     "bound": 2.4e-4, "error": error, "floor": False})
+    data.rows = rows
+    data.floors = report.peer_floors(rows)
+    data.base = rows + data.floors
+    lines = report.headroom_section(data)
+    check("one row per cell with a goal", len(lines) == 3, lines)
+    cells = lines[-1].split(" | ")
+    check("at most 1.5x where the fastest peer is 1.5x the bound: 2x out of reach",
+          cells[5] == "1.50" and cells[6] == "2x (out of reach)", cells)
+    check("strictest peer: peer:linear's floor raised to the bound",
+          "raised to the bound" in cells[9] and cells[10].startswith("0.80"), cells)
+
+
 for test in (test_lower_bound, test_workload_against_mpix_bench, test_resume_keys, test_plans, test_report, test_peers,
-             test_breakdown, test_floors, test_auto_row):
+             test_breakdown, test_floors, test_auto_row, test_only_sizes, test_headroom):
     try:
         test()
     except Exception as e:  # a crash of one test is its failure, the others still run
