@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "alltoallv/bruck.hpp"
+#include "alltoallv/hierarchical.hpp"
 #include "core/request.hpp"
 #include "harness.hpp"
 
@@ -320,6 +321,42 @@ TEST_CASE("TuNA's T schedule stays within B = P - (K + 1) slots", "[logtime][sch
   CHECK(schedule_messages(64, 2) == 12);
   CHECK(schedule_messages(256, 2) == 20);
   CHECK(schedule_messages(256, 16) == 30);
+}
+
+// The inter-node rounds of hierarchical TuNA: in every round the ranks of a node send
+// to min(Q, N - 1) different nodes (not all to the same one), and every rank still
+// meets every other node exactly once, in the round its partner expects.
+TEST_CASE("hierarchical rounds spread a node's messages over the other nodes", "[logtime][hierarchical][schedule]") {
+  if (harness::world_rank() != 0) return;
+  for (int nodes : {2, 3, 8, 33})
+    for (int q : {1, 4, 32}) {
+      mpix::NodeLayout layout(nodes);
+      for (int rank = 0; rank < nodes * q; ++rank) layout[rank / q].push_back(rank);
+      std::vector<std::vector<std::vector<int>>> targets(nodes, std::vector<std::vector<int>>(nodes - 1));
+      std::vector<std::vector<long long>> sent(nodes * q), received(nodes * q);
+      for (int me = 0; me < nodes * q; ++me) {
+        const mpix::HierRoute route = mpix::hier_route(layout, me, true);
+        for (const mpix::HierMessage& m : route.inter) {
+          REQUIRE(m.position >= 0);
+          REQUIRE(m.position < nodes - 1);
+          (m.send ? sent[me] : received[me]).push_back(m.position);
+          if (m.send) targets[me / q][(std::size_t)m.position].push_back(m.peer / q);
+        }
+      }
+      INFO(nodes << " nodes of " << q);
+      for (int me = 0; me < nodes * q; ++me) {
+        std::sort(sent[me].begin(), sent[me].end());
+        std::sort(received[me].begin(), received[me].end());
+        CHECK(sent[me] == received[me]);  // one send and one receive per round
+        CHECK((int)sent[me].size() == nodes - 1);
+        CHECK(std::adjacent_find(sent[me].begin(), sent[me].end()) == sent[me].end());
+      }
+      for (int node = 0; node < nodes; ++node)
+        for (std::vector<int>& to : targets[node]) {
+          std::sort(to.begin(), to.end());
+          CHECK(std::unique(to.begin(), to.end()) - to.begin() == std::min(q, nodes - 1));
+        }
+    }
 }
 
 TEST_CASE("hierarchical counters: intra-node TuNA rounds, then Q(N-1) or N-1 inter-node rounds",

@@ -15,7 +15,9 @@
 // node n sends to each destination d on another node (with local rank = t mod Q)
 // what node n has for d: coalesced, one message of Q pieces per destination, N-1
 // rounds; staggered, one message per piece, Q (N-1) rounds. Rounds are numbered the
-// same on both sides of every message, so batches line up without deadlock.
+// same on both sides of every message, so batches line up without deadlock: the
+// node distance, shifted by the receiver's local rank so that one round spreads a
+// node's traffic over many nodes (and links) instead of the next few.
 //
 // Unequal nodes (the last node smaller, or any sizes) work: a destination whose
 // local rank does not exist on the sending node is served by local rank
@@ -61,10 +63,17 @@ HierRoute hier_route(const NodeLayout& layout, int me, bool coalesced) {
   route.routed.assign(q, {});
   for (int d = 0; d < size; ++d) route.routed[serving_local_rank(local_of[d], q)].push_back(d);
 
-  // Inter-node positions: coalesced, (offset - 1) for the node at `offset` from
-  // this one; staggered, (offset - 1) Q_max + the origin's local rank.
+  // Inter-node positions: coalesced, round_of(offset, t) for the node at `offset`
+  // from this one and a receiver of local rank t; staggered, that times Q_max plus
+  // the origin's local rank.
   route.positions = coalesced ? (long long)(nodes - 1) : (long long)(nodes - 1) * q_max;
   auto offset_of = [nodes](int from, int to) { return ((to - from) % nodes + nodes) % nodes; };
+  // The round of the message between two nodes `offset` apart whose receiver has local
+  // rank t. Shifted by t, so that in any round the Q ranks of a node send to up to Q
+  // different nodes: unshifted, a batch of block_count rounds sends all of a node's
+  // bytes to the next block_count nodes, over the few links that lead there (on a
+  // torus, one direction of one dimension), and the batch waits for them.
+  auto round_of = [nodes](int offset, int t) { return (long long)((offset - 1 + t) % (nodes - 1)); };
   auto add = [&](bool send, long long position, std::vector<HierBlock> blocks, int peer) {
     route.inter.push_back(HierMessage{send, position, peer, std::move(blocks)});
   };
@@ -79,9 +88,9 @@ HierRoute hier_route(const NodeLayout& layout, int me, bool coalesced) {
       if (coalesced)
         blocks.push_back(block);
       else
-        add(true, (long long)(offset - 1) * q_max + o, {block}, d);
+        add(true, round_of(offset, local_of[d]) * q_max + o, {block}, d);
     }
-    if (coalesced) add(true, offset - 1, std::move(blocks), d);
+    if (coalesced) add(true, round_of(offset, local_of[d]), std::move(blocks), d);
   }
   for (int m = 0; m < nodes; ++m) {
     if (m == node) continue;
@@ -94,9 +103,9 @@ HierRoute hier_route(const NodeLayout& layout, int me, bool coalesced) {
       if (coalesced)
         blocks.push_back(block);
       else
-        add(false, (long long)(offset - 1) * q_max + s, {block}, proxy);
+        add(false, round_of(offset, local) * q_max + s, {block}, proxy);
     }
-    if (coalesced) add(false, offset - 1, std::move(blocks), proxy);
+    if (coalesced) add(false, round_of(offset, local), std::move(blocks), proxy);
   }
   return route;
 }
