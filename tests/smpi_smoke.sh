@@ -3,7 +3,8 @@
 # with scripts/build-smpi.sh into DIR, then runs one tiny simulated configuration
 # twice: mpix-bench on 8 ranks, 4 hosts of 2 ranks of a small cluster, pmpi, tuna
 # and pairwise with --check. Passes if both runs succeed with every result equal to
-# MPI's and the two outputs, simulated times included, are identical. Skipped (77)
+# MPI's and the two outputs, simulated times included, are identical; and
+# bench/allreduce-probe on 8 ranks of the fat tree. Skipped (77)
 # when smpicxx is missing (Debian package libsimgrid-dev; scripts/setup.sh installs it).
 #   tests/smpi_smoke.sh SOURCE_ROOT DIR
 set -euo pipefail
@@ -52,4 +53,10 @@ if ! cmp -s "$DIR/smoke-1.csv" "$DIR/smoke-2.csv"; then
   echo "smpi-smoke: two identical simulated runs gave different outputs (not deterministic)" >&2
   exit 1
 fi
-echo "smpi-smoke: 2 identical runs, all checks ok"
+probe=$("$ROOT/bench/allreduce-probe" --ranks 8 --ppn 2 --platforms fattree --algorithms rdb)
+echo "$probe"
+if ! echo "$probe" | grep -Eq '^fattree +8 +4 +rdb +[0-9]+\.[0-9]+ +[0-9]+\.[0-9]+$'; then
+  echo "smpi-smoke: bench/allreduce-probe printed no row for 8 ranks" >&2
+  exit 1
+fi
+echo "smpi-smoke: 2 identical runs, all checks ok; allreduce-probe ok"
