@@ -16,8 +16,7 @@
 // what node n has for d: coalesced, one message of Q pieces per destination, N-1
 // rounds; staggered, one message per piece, Q (N-1) rounds. Rounds are numbered the
 // same on both sides of every message, so batches line up without deadlock: the
-// node distance, shifted by the receiver's local rank so that one round spreads a
-// node's traffic over many nodes (and links) instead of the next few.
+// node distance, shifted by the receiver's local rank (round_of, below).
 //
 // Unequal nodes (the last node smaller, or any sizes) work: a destination whose
 // local rank does not exist on the sending node is served by local rank
