@@ -15,44 +15,38 @@
  * 2. mpix-bench runs `pmpi` first in every invocation, as the baseline of its
  *    speedup column, and a linear exchange at 1024 simulated ranks costs minutes of
  *    simulation. With MPIX_BENCH_PMPI=skip in the environment mpix-bench leaves its
- *    `pmpi` row out (tools/bench/dense.cpp) and the world-sized calls here return at
- *    once without moving any data; bench/simulate sets it only for invocations that
- *    time other algorithms.
+ *    `pmpi` row out (tools/bench/dense.cpp); bench/simulate sets it for every
+ *    invocation that times mpix's algorithms. A `pmpi` that `auto` chooses still
+ *    runs here, through the selector, and moves the data: the variable only drops
+ *    the baseline row, never a call.
  *
  * The program is linked with -Wl,-Bsymbolic-functions, so that its own calls bind
  * to these definitions whatever order the loader searches in. */
 #include <mpi.h>
-#include <stdlib.h>
-#include <string.h>
 
-/* 1: blocking through the selector, 2: skip; 0: not a world-sized call. */
-static int mode(MPI_Comm comm) {
+/* Whether a call is mpix-bench's `pmpi` (world-sized) rather than one of a
+ * sub-communicator's. */
+static int world_sized(MPI_Comm comm) {
   int size = 0, world = 0;
   MPI_Comm_size(comm, &size);
   MPI_Comm_size(MPI_COMM_WORLD, &world);
-  if (size != world) return 0;
-  const char* value = getenv("MPIX_BENCH_PMPI");
-  return value && strcmp(value, "skip") == 0 ? 2 : 1;
+  return size == world;
 }
 
 int MPI_Ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                   MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
-  int how = mode(comm);
-  if (how == 0)
+  if (!world_sized(comm))
     return PMPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
   *request = MPI_REQUEST_NULL;
-  if (how == 2) return MPI_SUCCESS;
   return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }
 
 int MPI_Ialltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls, MPI_Datatype sendtype,
                    void* recvbuf, const int* recvcounts, const int* rdispls, MPI_Datatype recvtype, MPI_Comm comm,
                    MPI_Request* request) {
-  int how = mode(comm);
-  if (how == 0)
+  if (!world_sized(comm))
     return PMPI_Ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm,
                            request);
   *request = MPI_REQUEST_NULL;
-  if (how == 2) return MPI_SUCCESS;
   return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
 }
