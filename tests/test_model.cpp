@@ -218,6 +218,29 @@ TEST_CASE("the model prefers log-time exchanges for small blocks at scale, a dir
   CHECK(mpix::predict_seconds(tuna, profile, true) < mpix::predict_seconds(tuna, profile, false));
 }
 
+TEST_CASE("a TuNA round loads the bisection with the ranks whose partner is on another node", "[model]") {
+  // 8 nodes of 32, radix 2: at distance 1 one rank in 32 sends to another node, at
+  // distance 32 and beyond every rank does.
+  const mpix::ExchangeFacts f = facts_of(256, 32, 16, false);
+  mpix::Params params;
+  params.radix = 2;
+  mpix::MachineProfile narrow;
+  narrow.bisection_bandwidth = 1e9;  // the bisection, not the injection, limits
+  for (const char* name : {"tuna", "tuna_carried"}) {
+    INFO(name);
+    const mpix::Cost cost = mpix::find_algorithm(name, mpix::kAlltoallv)->cost(f, params, narrow);
+    REQUIRE(cost.rounds.size() == 8);
+    for (int x = 0; x < 8; ++x) {
+      const int distance = 1 << x;
+      CHECK(cost.rounds[x].ranks == Approx(256 * mpix::inter_node_fraction(distance, 32, 256)));
+    }
+    CHECK(cost.rounds.front().ranks == Approx(8));
+    CHECK(cost.rounds.back().ranks == Approx(256));
+    // The same bytes per rank, a 32nd of the senders across the cut: cheaper.
+    CHECK(mpix::rounds_seconds({cost.rounds.front()}, narrow) < mpix::rounds_seconds({cost.rounds.back()}, narrow));
+  }
+}
+
 namespace {
 
 struct Totals {

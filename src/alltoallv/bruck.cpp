@@ -365,7 +365,9 @@ void add_tuna_rounds(Cost* cost, const ExchangeFacts& facts, int members, int ra
     LevelCounts& level = inter > 0 ? round.inter : round.intra;
     level = LevelCounts{(double)shape.parts, shape.hops * block_bytes};
     round.nic_sharers = inter > 0 ? std::max(1.0, inter * facts.max_ppn) : 1.0;
-    round.ranks = facts.ranks;
+    // Only the ranks whose partner is on another node put bytes on the network (at
+    // distance 1 on nodes of 32, one in 32): the round's bisection load is theirs.
+    round.ranks = inter > 0 ? std::max(1.0, inter * facts.ranks) : facts.ranks;
     round.nodes = facts.nodes;
     round.busiest_bytes = busiest_bytes_factor(facts, (double)shape.hops / shape.parts * pieces);
     if (block_bytes > 0) {
