@@ -273,8 +273,27 @@ def test_headroom():
           cells[6] == "2.50" and cells[7] == "2x" and cells[8].endswith("(1.25x the bound)"), cells)
 
 
+def test_losses_count_auto():
+    """A cell is lost only if the peer beats every mpix row of it, `auto`'s included."""
+    report = load("report")
+    data = report.Data.__new__(report.Data)
+    cell = {"platform": "dragonfly", "P": 128, "ppn": 32, "op": "alltoallv", "dist": "uniform", "S": 16384,
+            "overhead_scale": 1.0, "bound": 1e-3, "error": "", "floor": False, "params": "-"}
+    data.rows = [dict(cell, algorithm="multipair", time=1.16e-3), dict(cell, algorithm="peer:scattered32", time=1.09e-3)]
+    data.floors = []
+    data.base = data.rows
+    data.auto_rows = []
+    check("without auto's row the cell is lost", len(report.losses(data)) == 1)
+    data.auto_rows = [dict(cell, algorithm="auto", params="(nonblocking)", time=1.08e-3)]
+    check("auto's faster row wins it", report.losses(data) == [])
+    data.auto_rows[0]["time"] = 1.10e-3
+    ls = report.losses(data)
+    check("a lost cell names auto's row where it is mpix's fastest",
+          len(ls) == 1 and report.short(ls[0][1]) == "auto (nonblocking)", ls)
+
+
 for test in (test_lower_bound, test_workload_against_mpix_bench, test_resume_keys, test_plans, test_report, test_peers,
-             test_breakdown, test_floors, test_auto_row, test_only_sizes, test_headroom):
+             test_breakdown, test_floors, test_auto_row, test_only_sizes, test_headroom, test_losses_count_auto):
     try:
         test()
     except Exception as e:  # a crash of one test is its failure, the others still run
