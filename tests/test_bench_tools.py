@@ -250,6 +250,7 @@ def test_headroom():
     data.rows = rows
     data.floors = report.peer_floors(rows)
     data.base = rows + data.floors
+    data.auto_rows = []
     lines = report.headroom_section(data)
     check("one row per cell with a goal", len(lines) == 3, lines)
     cells = lines[-1].split(" | ")
@@ -284,7 +285,7 @@ def test_losses_count_auto():
     data.base = data.rows
     data.auto_rows = []
     check("without auto's row the cell is lost", len(report.losses(data)) == 1)
-    data.auto_rows = [dict(cell, algorithm="auto", params="(nonblocking)", time=1.08e-3)]
+    data.auto_rows = [dict(cell, algorithm="auto", chosen="nonblocking", time=1.08e-3)]
     check("auto's faster row wins it", report.losses(data) == [])
     data.auto_rows[0]["time"] = 1.10e-3
     ls = report.losses(data)
