@@ -18,17 +18,8 @@ MPI="${MPIX_MPI:-mpich}"
 PACKAGES=(g++ pkg-config meson ninja-build mpich libmpich-dev catch2 libsimgrid-dev gfortran valgrind cmake
           openmpi-bin libopenmpi-dev clang-14 libclang-rt-14-dev libhwloc-dev)
 
-missing=()
-for package in "${PACKAGES[@]}"; do
-  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
-done
-if ((${#missing[@]})); then
-  echo "installing: ${missing[*]}"
-  SUDO=""
-  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
-fi
+source "$ROOT/scripts/packages.sh"
+install_missing "${PACKAGES[@]}"
 
 if [ "${MPIX_SANITIZE:-0}" = "1" ]; then
   BUILD_DIR="${BUILD_DIR:-$ROOT/build-sanitize}"
