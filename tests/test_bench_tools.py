@@ -18,8 +18,6 @@
 Standard library only; prints "N passed, N failed".
 """
 import csv
-import importlib.machinery
-import importlib.util
 import io
 import os
 import re
@@ -32,17 +30,10 @@ ROOT, MPIX_BENCH, MPIEXEC = sys.argv[1], sys.argv[2], sys.argv[3:]
 sys.path.insert(0, os.path.join(ROOT, "bench"))
 
 
-def load(name):
-    path = os.path.join(ROOT, "bench", name)
-    loader = importlib.machinery.SourceFileLoader(name.replace("-", "_"), path)
-    spec = importlib.util.spec_from_loader(loader.name, loader)
-    module = importlib.util.module_from_spec(spec)
-    loader.exec_module(module)
-    return module
-
+from scriptload import load_script as load  # noqa: E402 (bench/ is on the path only now)
+import workload  # noqa: E402
 
 simulate = load("simulate")
-import workload  # noqa: E402 (bench/ is on the path only now)
 
 results = []
 
