@@ -187,6 +187,47 @@ TEST_CASE("alltoall block sizes that disagree fail on every rank, for every algo
   }
 }
 
+// MPI has no query for "committed"; communicating with such a type fails only where
+// data moves, so rank 0 used to wait for ever for rank 1's message (and at P = 1
+// the call succeeded).
+TEST_CASE("an uncommitted datatype on one rank fails on every rank, for every algorithm", "[hang]") {
+  Comm c;
+  const int size = harness::world_size(), rank = harness::world_rank();
+  MPI_Datatype uncommitted;
+  MPI_Type_contiguous(1, MPI_INT, &uncommitted);
+  const int odd_rank = size > 1 ? 1 : 0;
+  const MPI_Datatype type = rank == odd_rank ? uncommitted : MPI_INT;
+  for (const mpix::Algorithm& algorithm : mpix::algorithms()) {
+    if (!(algorithm.ops & (mpix::kAlltoall | mpix::kAlltoallv))) continue;
+    INFO("algorithm " << algorithm.name);
+    std::vector<int> send((std::size_t)size, rank), recv((std::size_t)size + 1, -1);
+    if (algorithm.ops & mpix::kAlltoall) {
+      harness::Info info{{"mpix_alltoall_algorithm", algorithm.name}};
+      int rc = MPIX_Alltoall(send.data(), 1, MPI_INT, recv.data(), 1, type, info.info, c.comm);
+      CHECK(all_ranks(rc == MPIX_ERR_ARG));
+      if (rank == odd_rank) CHECK(message_has("MPIX_Alltoall: recvtype: MPI refuses to use this datatype"));
+    }
+    if (algorithm.ops & mpix::kAlltoallv) {
+      harness::Info info{{"mpix_alltoallv_algorithm", algorithm.name}};
+      Exchange ex;
+      int rc = MPIX_Alltoallv(ex.send.data(), ex.send_counts.data(), ex.send_displs.data(), type, ex.recv.data(),
+                              ex.recv_counts.data(), ex.recv_displs.data(), MPI_INT, info.info, c.comm);
+      CHECK(all_ranks(rc == MPIX_ERR_ARG));
+      if (rank == odd_rank) CHECK(message_has("committed with MPI_Type_commit"));
+      MPIX_Request* request = nullptr;
+      rc = MPIX_Alltoallv_plan(ex.send.data(), ex.send_counts.data(), ex.send_displs.data(), MPI_INT, ex.recv.data(),
+                               ex.recv_counts.data(), ex.recv_displs.data(), type, info.info, c.comm, &request);
+      CHECK(all_ranks(rc == MPIX_ERR_ARG));
+      CHECK(request == nullptr);
+      CHECK(ex.recv.back() == -1);
+    }
+    CHECK(recv.back() == -1);
+  }
+  Exchange ex;  // the communicator is still usable
+  CHECK(all_ranks(ex.run(nullptr, c.comm) == MPIX_SUCCESS && ex.correct()));
+  MPI_Type_free(&uncommitted);
+}
+
 TEST_CASE("MPI's error text: the function and the reason, no source", "[messages]") {
   int rc = mpix::fail_mpi(MPI_ERR_TRUNCATE, "MPI_Waitall((int)requests_.size(), requests_.data(), MPI_STATUSES_IGNORE)");
   CHECK(rc == MPIX_ERR_MPI);
@@ -400,6 +441,35 @@ TEST_CASE("SDDE: known counts wrong on two ranks by amounts that cancel fail eve
     CHECK(all_ranks(rc == MPIX_SUCCESS));
     for (void* p : {(void*)src, (void*)counts, (void*)displs, recvvals}) MPIX_Free(p);
   }
+}
+
+TEST_CASE("SDDE: an uncommitted datatype on one rank fails on every rank", "[sdde][hang]") {
+  Comm c;
+  SparseExchange ex;
+  MPI_Datatype uncommitted;
+  MPI_Type_contiguous(1, MPI_INT, &uncommitted);
+  const MPI_Datatype type = ex.rank == (ex.size > 1 ? 1 : 0) ? uncommitted : MPI_INT;
+  for (const std::string& name : sdde_algorithms(mpix::kAlltoallCrs)) {
+    INFO("alltoall_crs " << name);
+    harness::Info info{{"mpix_alltoall_crs_algorithm", name}};
+    int recv_nnz = 0, *src = nullptr;
+    void* recvvals = nullptr;
+    int rc = MPIX_Alltoall_crs(ex.senders(), ex.dest.data(), 1, type, ex.vals.data(), &recv_nnz, &src, 1, MPI_INT,
+                               &recvvals, info.info, c.comm);
+    CHECK(all_ranks(rc == MPIX_ERR_ARG));
+    CHECK(all_ranks(src == nullptr && recvvals == nullptr));
+  }
+  for (const std::string& name : sdde_algorithms(mpix::kAlltoallvCrs)) {
+    INFO("alltoallv_crs " << name);
+    harness::Info info{{"mpix_alltoallv_crs_algorithm", name}};
+    int recv_nnz = 0, recv_size = 0, *src = nullptr, *counts = nullptr, *displs = nullptr;
+    void* recvvals = nullptr;
+    int rc = MPIX_Alltoallv_crs(ex.senders(), ex.senders(), ex.dest.data(), ex.counts.data(), ex.displs.data(),
+                                MPI_INT, ex.vals.data(), &recv_nnz, &recv_size, &src, &counts, &displs, type,
+                                &recvvals, info.info, c.comm);
+    CHECK(all_ranks(rc == MPIX_ERR_ARG));
+  }
+  MPI_Type_free(&uncommitted);
 }
 
 TEST_CASE("SDDE: a message of 4 GiB is refused before anything is sent", "[sdde]") {

@@ -61,6 +61,24 @@ int describe_type(MPI_Datatype type, const char* what, TypeLayout* layout) {
   return MPIX_SUCCESS;
 }
 
+// MPI has no query for "committed". Communicating with an uncommitted type fails
+// only where data moves, on some ranks, and the others wait for ever (and at P = 1
+// a local copy never notices); packing none of it is local and cheap, and MPICH
+// and Open MPI refuse it there (MPI_ERR_TYPE), so that every rank learns of it
+// through the call's agreement. An MPI whose MPI_Pack does not check passes.
+int check_committed(MPI_Datatype type, const char* what, MPI_Comm comm) {
+  int integers = 0, addresses = 0, datatypes = 0, combiner = MPI_COMBINER_NAMED;
+  MPIX_CHECK_MPI(MPI_Type_get_envelope(type, &integers, &addresses, &datatypes, &combiner));
+  if (combiner == MPI_COMBINER_NAMED) return MPIX_SUCCESS;
+  char none = 0;
+  int position = 0;
+  const int rc = MPI_Pack(&none, 0, type, &none, 1, &position, comm);
+  if (rc == MPI_SUCCESS) return MPIX_SUCCESS;
+  return fail(MPIX_ERR_ARG, format("%s: MPI refuses to use this datatype (%s); a derived datatype must be "
+                                   "committed with MPI_Type_commit before an exchange uses it",
+                                   what, mpi_reason(rc).c_str()));
+}
+
 namespace {
 
 // MPI_Pack or MPI_Unpack of a non-contiguous block. Their packed size is an int:

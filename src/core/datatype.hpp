@@ -44,6 +44,10 @@ inline void charge_copy(long long) {}
 // Fills `layout`; MPIX_ERR_ARG naming `what` for MPI_DATATYPE_NULL.
 int describe_type(MPI_Datatype type, const char* what, TypeLayout* layout);
 
+// MPIX_ERR_ARG naming `what` for a datatype that communication would refuse
+// (uncommitted); `comm` is one whose errors return.
+int check_committed(MPI_Datatype type, const char* what, MPI_Comm comm);
+
 // One block of a buffer: `count` elements of `layout.type` at `base`.
 struct Block {
   char* base = nullptr;

@@ -88,11 +88,12 @@ struct DenseArgs {
   MPI_Count sendcount = 0, recvcount = 0;  // alltoall
 };
 
-int check_side(const DenseArgs& a, bool send, int size, BufferSide* side) {
+int check_side(const DenseArgs& a, bool send, int size, MPI_Comm lib_comm, BufferSide* side) {
   const char* counts_name = send ? (a.op == kAlltoall ? "sendcount" : "sendcounts") : (a.op == kAlltoall ? "recvcount" : "recvcounts");
   const char* displs_name = send ? "sdispls" : "rdispls";
   const void* buf = send ? a.sendbuf : a.recvbuf;
   MPIX_TRY(describe_type(send ? a.sendtype : a.recvtype, send ? "sendtype" : "recvtype", &side->layout));
+  MPIX_TRY(check_committed(side->layout.type, send ? "sendtype" : "recvtype", lib_comm));
   side->counts.resize(size);
   side->displs.resize(size);
   // Byte counts and offsets are 64-bit: counts and displacements whose bytes could
@@ -183,11 +184,11 @@ int check_local(const DenseArgs& a, const MPIX_Info* info, MPIX_Comm_s* comm, Ex
   ex->rank = comm->rank;
   ex->uniform = a.op == kAlltoall;
   if (a.recvbuf == MPI_IN_PLACE) return fail(MPIX_ERR_ARG, format("%s: recvbuf is MPI_IN_PLACE", a.name));
-  MPIX_TRY(check_side(a, false, comm->size, &ex->recv));
+  MPIX_TRY(check_side(a, false, comm->size, comm->lib_comm, &ex->recv));
   if (a.sendbuf == MPI_IN_PLACE) {
     ex->send = ex->recv;  // pointed at the copy once the plan is made
   } else {
-    MPIX_TRY(check_side(a, true, comm->size, &ex->send));
+    MPIX_TRY(check_side(a, true, comm->size, comm->lib_comm, &ex->send));
     // Erroneous in MPI (MPICH reports it); the interposer relies on the refusal.
     if (a.sendbuf && a.sendbuf == a.recvbuf)
       return fail(MPIX_ERR_ARG, format("%s: sendbuf and recvbuf are the same buffer (MPI_IN_PLACE exchanges in place)", a.name));

@@ -50,7 +50,7 @@ std::string format(const char* fmt, ...) {
   return buffer;
 }
 
-int fail_mpi(int mpi_code, const char* what) {
+std::string mpi_reason(int mpi_code) {
   char text[MPI_MAX_ERROR_STRING];
   int length = 0;
   if (MPI_Error_string(mpi_code, text, &length) != MPI_SUCCESS) text[0] = '\0';
@@ -60,9 +60,13 @@ int fail_mpi(int mpi_code, const char* what) {
   std::size_t stack = reason.find(", error stack");
   if (stack == std::string::npos) stack = reason.find('\n');
   if (stack != std::string::npos) reason.resize(stack);
+  return reason;
+}
+
+int fail_mpi(int mpi_code, const char* what) {
   std::string function = what;
   if (function.find('(') != std::string::npos) function.resize(function.find('('));  // MPIX_CHECK_MPI's call text
-  return fail(MPIX_ERR_MPI, function + " failed: " + reason);
+  return fail(MPIX_ERR_MPI, function + " failed: " + mpi_reason(mpi_code));
 }
 
 void set_pending(int code, std::string message) {

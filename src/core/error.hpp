@@ -17,6 +17,8 @@ std::string format(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 // Turns a failed MPI call into MPIX_ERR_MPI with MPI's own error text. `what`
 // names the MPI function; a call's source text is cut to its name.
 int fail_mpi(int mpi_code, const char* what);
+// MPI's text for an error code, without MPICH's error stack.
+std::string mpi_reason(int mpi_code);
 
 // An error found in the middle of an exchange that the rank must still finish
 // (completion.hpp): kept for this thread until the API call ends.

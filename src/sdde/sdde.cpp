@@ -91,7 +91,9 @@ int check_local(const SddeArgs& a, const MPIX_Info* info, MPIX_Comm_s* comm, Sdd
   if (n < 0) return fail(MPIX_ERR_ARG, format("%s: send_nnz=%d: must be >= 0", a.name, n));
   if (n > 0 && !a.dest) return fail(MPIX_ERR_ARG, format("%s: dest is NULL but send_nnz=%d", a.name, n));
   MPIX_TRY(describe_type(a.sendtype, "sendtype", &call->send_layout));
+  MPIX_TRY(check_committed(a.sendtype, "sendtype", comm->lib_comm));
   MPIX_TRY(describe_type(a.recvtype, "recvtype", &call->recv_layout));
+  MPIX_TRY(check_committed(a.recvtype, "recvtype", comm->lib_comm));
   const TypeLayout& rl = call->recv_layout;
   if (rl.size <= 0)
     return fail(MPIX_ERR_ARG, format("%s: recvtype has size 0: received counts cannot be told", a.name));
