@@ -64,6 +64,34 @@ PLATFORMS = {
         loopback_lat=0.15 * US,
         overhead=0.25 * US,
     ),
+    # Two machines the model was not tuned on (a generalisation check, not project platforms).
+    "ethernet": dict(
+        machine="Commodity 25 GbE cluster (RoCE/TCP-class MPI): slow links, microsecond latencies and overheads, "
+        "2:1 oversubscribed two-level fat tree",
+        topology="FAT_TREE",
+        # 2 levels; 4 hosts per leaf switch, 64 leaves; each host has 1 uplink, each leaf
+        # one uplink to each of 2 spines: 4 hosts' injection over 2 uplinks (2:1 taper),
+        # so a job of 8 nodes (2 leaves) crosses the spines through half its injection.
+        topo_parameters="2;4,64;1,2;1,1",
+        hosts=256,
+        link_bw=2.5 * GB,  # 25 GbE, ~20 Gb/s effective per direction
+        link_lat=2.0 * US,  # per link: same leaf 4 us, through a spine 8 us
+        loopback_bw=10 * GB,
+        loopback_lat=0.3 * US,
+        overhead=1.0 * US,  # CPU time per send and per receive: a software-heavy stack
+    ),
+    "fatnode": dict(
+        machine="Fast network (400 Gb/s class, sub-microsecond) with slow intra-node copies: "
+        "the loopback is slower than a network link",
+        topology="FAT_TREE",
+        topo_parameters="2;16,16;1,16;1,1",  # as fattree: non-blocking, 16 hosts per leaf
+        hosts=256,
+        link_bw=50 * GB,  # 400 Gb/s per port and direction
+        link_lat=0.1 * US,  # per link: same leaf 0.2 us, through a spine 0.4 us
+        loopback_bw=8 * GB,  # intra-node copies slower than one network link
+        loopback_lat=0.3 * US,  # and a higher latency than a same-leaf network route
+        overhead=0.1 * US,
+    ),
 }
 
 
