@@ -1,8 +1,9 @@
 // Plan reuse by blocking calls (src/core/dense.cpp, "Plan reuse"): a call that
 // repeats the previous one of its operation on every rank runs that call's plan
-// again, with the new call's data, after the agreement (node_aware, pairwise: the
-// agreement carries whether any rank's call changed) or without it (the TuNAs and
-// bruck: their own messages carry it); a change on any one rank (buffer,
+// again, with the new call's data, after the agreement (node_aware: the agreement
+// carries whether any rank's call changed) or without it (the TuNAs and bruck: their
+// own messages carry it; the direct exchanges: their messages' lengths do); a
+// change on any one rank (buffer,
 // counts, displacements, datatype, hints) makes every rank plan anew;
 // mpix_plan_reuse=false on one rank turns it off for all without a hang; bad
 // arguments still fail on every rank; the communicator's functions see no request
@@ -17,6 +18,7 @@
 
 #include "core/comm.hpp"
 #include "core/registry.hpp"
+#include "core/schedule.hpp"
 #include "harness.hpp"
 
 using harness::all_ranks;
@@ -24,14 +26,17 @@ using harness::message_has;
 
 namespace {
 
-// Block i -> j holds (i + j) % 3 + 1 ints, of value 1000000 * call + 1000 * i + 10 * j + k.
+// Block i -> j holds (i + j) % 3 + 1 ints (with_empty: (i + j) % 3, so that some
+// blocks are empty), of value 1000000 * call + 1000 * i + 10 * j + k.
 struct Exchange {
   int size = harness::world_size(), rank = harness::world_rank();
   std::vector<int> send, recv, send_counts, send_displs, recv_counts, recv_displs;
   MPI_Datatype send_type = MPI_INT, recv_type = MPI_INT;
+  bool with_empty = false;
 
-  static int units(int i, int j) { return (i + j) % 3 + 1; }
-  Exchange() : send_counts(size), send_displs(size), recv_counts(size), recv_displs(size) {
+  int units(int i, int j) const { return (i + j) % 3 + (with_empty ? 0 : 1); }
+  explicit Exchange(bool with_empty_ = false)
+      : send_counts(size), send_displs(size), recv_counts(size), recv_displs(size), with_empty(with_empty_) {
     int sent = 0, received = 0;
     for (int peer = 0; peer < size; ++peer) {
       send_counts[peer] = units(rank, peer);
@@ -83,9 +88,14 @@ bool run_counted(Exchange& ex, int call, MPIX_Info* info, MPIX_Comm* comm, Made 
 const Made kPlanned{1, 1};
 const Made kReused{0, 1};  // the plan run again after the agreement
 
-// The plans whose own messages carry the change: tuna_carried, and those on the
-// TuNA core (ByteExchangePlan::carry_change).
+// The plans whose own messages carry the change: tuna_carried, those on the TuNA
+// core (ByteExchangePlan::carry_change), and the direct exchanges on the schedule
+// engine in one pass (ScheduledPlan: the messages' lengths).
+const char* const kDirectCarrying[] = {"pairwise", "nonblocking", "scattered", "multipair", "random_scatter",
+                                       "random_sendrecv"};
 bool carries(const std::string& algorithm) {
+  for (const char* direct : kDirectCarrying)
+    if (algorithm == direct) return true;
   return algorithm == "tuna_carried" || algorithm == "tuna" || algorithm == "bruck" ||
          algorithm.rfind("tuna_hier_", 0) == 0;
 }
@@ -94,10 +104,10 @@ bool carries(const std::string& algorithm) {
 // plan's own messages carry the change.
 Made again(const std::string& algorithm) { return Made{0, carries(algorithm) ? 0ull : 1ull}; }
 
-// The ways to learn that a call changed: the agreement (pairwise) and the plan's own
-// messages (tuna_carried's headers; the TuNA core's and the hierarchical inter-node
-// messages' words).
-const char* const kAlgorithms[] = {"pairwise", "tuna_carried", "tuna", "tuna_hier_coalesced"};
+// The ways to learn that a call changed: the agreement (node_aware) and the plan's
+// own messages (tuna_carried's headers; the TuNA core's and the hierarchical
+// inter-node messages' words; pairwise's lengths).
+const char* const kAlgorithms[] = {"node_aware", "pairwise", "tuna_carried", "tuna", "tuna_hier_coalesced"};
 
 enum class Change { send_buffer, recv_displacement, datatype, counts, hints };
 
@@ -189,8 +199,8 @@ TEST_CASE("a change on one rank makes every rank plan anew", "[reuse]") {
 // to every rank) to all. A change on any one rank, at every radix, on nodes of
 // every size (the last one smaller), makes every rank plan anew, as the counts show
 // on every rank.
-void carry_from_every_rank(const char* algorithm, int radix, harness::Comm& c) {
-  Exchange ex;
+void carry_from_every_rank(const char* algorithm, int radix, harness::Comm& c, bool with_empty = false) {
+  Exchange ex(with_empty);
   harness::Info info{{"mpix_alltoallv_algorithm", algorithm}, {"mpix_radix", std::to_string(radix)}};
   int call = 0;
   run_counted(ex, call++, info.info, c.comm, kPlanned);
@@ -228,6 +238,33 @@ TEST_CASE("the plans' own messages carry a change from any rank to every rank", 
         carry_from_every_rank(algorithm, radix, c);
       }
     }
+}
+
+// A direct exchange's step meets every other rank once on each side: a changed
+// rank's empty message where a block is planned, or its one byte where none is,
+// reaches every rank directly. Empty blocks: the planned-empty messages while carrying.
+TEST_CASE("the direct exchanges' message lengths carry a change from any rank to every rank", "[reuse]") {
+  harness::Comm c;
+  for (const char* algorithm : kDirectCarrying)
+    for (bool with_empty : {false, true}) {
+      if (with_empty && harness::world_size() == 1) continue;  // an empty buffer: no change to make
+      INFO(algorithm << (with_empty ? ", some blocks empty" : ""));
+      carry_from_every_rank(algorithm, 2, c, with_empty);
+    }
+}
+
+TEST_CASE("the direct exchanges carry the change only where few blocks are empty", "[reuse]") {
+  mpix::ExchangeFacts facts;
+  facts.ranks = 256;
+  facts.nonempty_blocks = facts.pairs();
+  CHECK(mpix::few_empty_blocks(facts));
+  facts.nonempty_blocks = facts.pairs() - 256 * 8;  // 8 empty blocks a rank: the agreement's rounds
+  CHECK(mpix::few_empty_blocks(facts));
+  facts.nonempty_blocks -= 1;
+  CHECK_FALSE(mpix::few_empty_blocks(facts));
+  facts.ranks = 1;
+  facts.nonempty_blocks = 0;
+  CHECK(mpix::few_empty_blocks(facts));
 }
 
 TEST_CASE("mpix_plan_reuse=false on one rank plans every call on every rank", "[reuse]") {

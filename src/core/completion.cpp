@@ -94,8 +94,12 @@ static bool wait_one_by_one() {
 #endif
 }
 
-int wait_all(int count, MPI_Request* requests, MPI_Comm comm) {
-  std::vector<MPI_Status> statuses((std::size_t)count);
+int wait_all(int count, MPI_Request* requests, MPI_Comm comm, MPI_Status* statuses) {
+  std::vector<MPI_Status> own;
+  if (!statuses) {
+    own.resize((std::size_t)count);
+    statuses = own.data();
+  }
   int rc = MPI_SUCCESS;
   {
     CompletionErrorsReturn errors_return;
@@ -105,10 +109,10 @@ int wait_all(int count, MPI_Request* requests, MPI_Comm comm) {
         if (statuses[i].MPI_ERROR != MPI_SUCCESS) rc = MPI_ERR_IN_STATUS;
       }
     } else {
-      rc = MPI_Waitall(count, requests, statuses.data());
+      rc = MPI_Waitall(count, requests, statuses);
     }
   }
-  return completed_all(rc, count, statuses.data(), comm, "MPI_Waitall");
+  return completed_all(rc, count, statuses, comm, "MPI_Waitall");
 }
 
 int wait_any(int count, MPI_Request* requests, int* index, MPI_Comm comm) {
@@ -141,14 +145,18 @@ int test_any(int count, MPI_Request* requests, int* index, int* flag, MPI_Comm c
   return completed(rc, status, comm, "MPI_Testany");
 }
 
-int test_all(int count, MPI_Request* requests, int* flag, MPI_Comm comm) {
-  std::vector<MPI_Status> statuses((std::size_t)count);
+int test_all(int count, MPI_Request* requests, int* flag, MPI_Comm comm, MPI_Status* statuses) {
+  std::vector<MPI_Status> own;
+  if (!statuses) {
+    own.resize((std::size_t)count);
+    statuses = own.data();
+  }
   int rc;
   {
     CompletionErrorsReturn errors_return;
-    rc = MPI_Testall(count, requests, flag, statuses.data());
+    rc = MPI_Testall(count, requests, flag, statuses);
   }
-  return completed_all(rc, count, statuses.data(), comm, "MPI_Testall");
+  return completed_all(rc, count, statuses, comm, "MPI_Testall");
 }
 
 }  // namespace mpix

@@ -36,11 +36,12 @@ class CompletionErrorsReturn {
 // As MPI_Waitall, MPI_Waitany, MPI_Test, MPI_Testany, MPI_Testall on requests of
 // `comm`: MPIX_SUCCESS also after a truncated receive (recorded as pending), an
 // MPIX error with MPI's reason in words otherwise.
-int wait_all(int count, MPI_Request* requests, MPI_Comm comm);
+// wait_all and test_all fill `statuses` (count of them) when it is not null.
+int wait_all(int count, MPI_Request* requests, MPI_Comm comm, MPI_Status* statuses = nullptr);
 int wait_any(int count, MPI_Request* requests, int* index, MPI_Comm comm);
 int test_one(MPI_Request* request, int* flag, MPI_Comm comm);
 int test_any(int count, MPI_Request* requests, int* index, int* flag, MPI_Comm comm);
-int test_all(int count, MPI_Request* requests, int* flag, MPI_Comm comm);
+int test_all(int count, MPI_Request* requests, int* flag, MPI_Comm comm, MPI_Status* statuses = nullptr);
 
 // Interprets the code and status of a completed receive on `comm`: a truncation
 // becomes the pending error; any other failure an MPIX error naming `what`.

@@ -30,8 +30,9 @@ namespace mpix {
 // - the call's one agreement carries the bit: the call saves the planning and the
 //   metadata rounds (TuNA's sizes, node_aware's gathered sizes), not the agreement;
 // - the kept plan's own messages carry it (Plan::start_carrying: the plans whose
-//   messages reach every rank from every rank, bruck, tuna, tuna_carried and the
-//   hierarchical TuNAs), where every rank keeps the plan (also
+//   messages reach every rank from every rank, bruck, tuna, tuna_carried, the
+//   hierarchical TuNAs, and the direct exchanges in their messages' lengths,
+//   ScheduledPlan), where every rank keeps the plan (also
 //   agreed), not in place and without mpix_check_args: the call is the exchange alone. A rank whose call
 //   changed only sends the plan's messages, with the bit, touching no user buffer;
 //   then every rank makes the call anew (the agreement, which fails it everywhere if

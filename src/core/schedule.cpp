@@ -40,6 +40,24 @@ int Traffic::irecv(const Message& m, MPI_Request* request, int tag_offset) {
 }
 
 int ScheduledPlan::start() {
+  change_ = Carrying{};
+  return begin();
+}
+
+bool ScheduledPlan::carries_change() const {
+  if (!may_carry_ || before_start_ || after_wait_) return false;
+  for (const Phase& phase : phases_)
+    if (phase.passes != 1) return false;
+  return true;
+}
+
+int ScheduledPlan::start_carrying(bool changed) {
+  if (!carries_change()) return MPIX_ERR_UNSUPPORTED;
+  change_ = Carrying{true, changed, changed};
+  return begin();
+}
+
+int ScheduledPlan::begin() {
   TimeScope exchanging(TimePhase::exchange);
   stats = PlanStats{};
   stats.scratch_bytes = init_stats.scratch_bytes;
@@ -49,6 +67,40 @@ int ScheduledPlan::start() {
   requests_.clear();
   if (before_start_) MPIX_TRY(before_start_());
   return post_batch();
+}
+
+// One byte that a changed rank sends where the plan has no block.
+static char change_byte = 1;
+
+int ScheduledPlan::post_carrying(const Step& step, bool post_recv, bool post_send) {
+  if (post_recv && step.recv.peer >= 0) {
+    const bool planned_empty = step.recv.empty();
+    if (change_.mine || planned_empty) {
+      // A changed rank's receives, and the byte of a planned-empty block, go to the
+      // batch's slots (sized by post_batch before anything of the batch is posted).
+      const long long bytes = change_.mine ? std::max(1LL, step.recv.block.bytes()) : 1;
+      Message slot{Block{slots_.data() + slots_used_, bytes, &byte_layout()}, step.recv.peer};
+      slots_used_ += (std::size_t)bytes;
+      requests_.emplace_back();
+      MPIX_TRY(traffic_.irecv(slot, &requests_.back()));
+    } else {
+      requests_.emplace_back();
+      MPIX_TRY(traffic_.irecv(step.recv, &requests_.back()));
+    }
+    if (!change_.mine) checks_.push_back(LengthCheck{requests_.size() - 1, planned_empty});
+  }
+  if (post_send && step.send.peer >= 0) {
+    const bool planned_empty = step.send.empty();
+    requests_.emplace_back();
+    if (!change_.mine && !planned_empty) {
+      MPIX_TRY(traffic_.isend(step.send, &requests_.back(), stats));
+    } else {
+      const long long bytes = change_.mine && planned_empty ? 1 : 0;
+      MPIX_TRY(traffic_.isend(Message{Block{&change_byte, bytes, &byte_layout()}, step.send.peer},
+                              &requests_.back(), stats));
+    }
+  }
+  return MPIX_SUCCESS;
 }
 
 int ScheduledPlan::post_batch() {
@@ -68,6 +120,19 @@ int ScheduledPlan::post_batch() {
     }
     int end = phase.batch_steps >= phase.step_count - next_step_ ? phase.step_count
                                                                  : next_step_ + phase.batch_steps;
+    if (change_.on) {
+      // No receive of an earlier batch is pending: the slots can move.
+      std::size_t slot_bytes = 0;
+      for (int i = next_step_; i < end; ++i) {
+        Step s = phase.step(i);
+        if (s.recv.peer < 0 || s.recv.peer == rank_) continue;
+        if (change_.mine) slot_bytes += (std::size_t)std::max(1LL, s.recv.block.bytes());
+        else if (s.recv.empty()) slot_bytes += 1;
+      }
+      slots_.resize(std::max(slots_.size(), slot_bytes));
+      slots_used_ = 0;
+      checks_.clear();
+    }
     // Two passes when receives go first (all receives of the batch, then all sends);
     // one interleaved pass otherwise.
     for (int pass = 0; pass < (phase.recvs_first ? 2 : 1); ++pass) {
@@ -79,10 +144,14 @@ int ScheduledPlan::post_batch() {
           return fail(MPIX_ERR_ARG, "internal: a schedule step is local on one side only");
         if (post_recv && s.recv.peer == rank_) {
           // The own block: a local copy, done when its step comes.
-          MPIX_TRY(copy_local(s.send.block, s.recv.block));
+          if (!change_.mine) MPIX_TRY(copy_local(s.send.block, s.recv.block));
           continue;
         }
         if (post_send && s.send.peer == rank_) continue;
+        if (change_.on) {
+          MPIX_TRY(post_carrying(s, post_recv, post_send));
+          continue;
+        }
         if (post_recv && !s.recv.empty()) {
           requests_.emplace_back();
           MPIX_TRY(traffic_.irecv(s.recv, &requests_.back()));
@@ -114,8 +183,9 @@ int ScheduledPlan::progress(bool blocking, bool* done) {
   *done = false;
   while (!requests_.empty()) {
     bool batch_done = false;
-    MPIX_TRY(complete_requests(requests_, blocking, &batch_done, traffic_.comm()));
+    MPIX_TRY(complete_requests(requests_, blocking, &batch_done, traffic_.comm(), change_.on ? &statuses_ : nullptr));
     if (!batch_done) return MPIX_SUCCESS;
+    if (change_.on) MPIX_TRY(read_lengths());
     MPIX_TRY(post_batch());
   }
   if (after_wait_) MPIX_TRY(after_wait_());
@@ -123,12 +193,30 @@ int ScheduledPlan::progress(bool blocking, bool* done) {
   return MPIX_SUCCESS;
 }
 
-int complete_requests(std::vector<MPI_Request>& requests, bool blocking, bool* done, MPI_Comm comm) {
+// MPI_Get_count in bytes: MPI keeps a status's length in bytes, and MPICH, Open MPI
+// and SMPI all give it so for any receive type; only "none" and "one" are asked.
+int ScheduledPlan::read_lengths() {
+  for (const LengthCheck& check : checks_) {
+    int bytes = 0;
+    MPIX_CHECK_MPI(MPI_Get_count(&statuses_[check.request], MPI_BYTE, &bytes));
+    if (check.planned_empty ? bytes == 1 : bytes == 0) change_.seen = true;
+  }
+  checks_.clear();
+  return MPIX_SUCCESS;
+}
+
+int complete_requests(std::vector<MPI_Request>& requests, bool blocking, bool* done, MPI_Comm comm,
+                      std::vector<MPI_Status>* statuses) {
   int flag = 1;
+  MPI_Status* out = nullptr;
+  if (statuses) {
+    statuses->resize(requests.size());
+    out = statuses->data();
+  }
   if (blocking)
-    MPIX_TRY(wait_all((int)requests.size(), requests.data(), comm));
+    MPIX_TRY(wait_all((int)requests.size(), requests.data(), comm, out));
   else
-    MPIX_TRY(test_all((int)requests.size(), requests.data(), &flag, comm));
+    MPIX_TRY(test_all((int)requests.size(), requests.data(), &flag, comm, out));
   *done = flag != 0;
   if (*done) requests.clear();
   return MPIX_SUCCESS;
@@ -159,6 +247,16 @@ ScratchBuffer own_copy_staging(const PlanContext& context) {
 
 std::unique_ptr<Plan> make_linear_schedule(const PlanContext& context, int batch_steps, bool recvs_first) {
   return std::make_unique<LinearSchedule>(context, batch_steps, recvs_first);
+}
+
+// Carrying sends a message for every empty block too (ScheduledPlan); the agreement
+// it replaces is about log2 P rounds of one message per rank. Where more blocks are
+// empty than that, on average per rank, the agreement stays.
+bool few_empty_blocks(const ExchangeFacts& facts) {
+  const long long empty = facts.pairs() - facts.nonempty_blocks;
+  long long rounds = 0;
+  for (long long reach = 1; reach < facts.ranks; reach *= 2) ++rounds;
+  return empty <= (long long)facts.ranks * rounds;
 }
 
 Cost batched_steps_cost(const ExchangeFacts& facts, long long batch_steps, double messages_per_step,

@@ -65,6 +65,17 @@ class ScheduledPlan : public Plan {
   int wait() override;
   int test(bool* done) override;
 
+  // The change bit of a repeated blocking call (plan.hpp, start_carrying), carried
+  // by the messages' lengths: while carrying, every step sends one message to its
+  // peer, also where its block is empty, so every rank hears from every rank. A rank
+  // whose call changed sends no block where one is planned and one byte where none
+  // is; the receiver reads the change from the length that arrived. That rank
+  // receives into the plan's slots, never into the user's buffers. No word in front
+  // of the blocks, so the user's datatypes go on the wire as start() sends them.
+  bool carries_change() const override;
+  int start_carrying(bool changed) override;
+  bool change_seen() const override { return change_.seen; }
+
  protected:
   // The pass of the phase whose steps are being posted.
   long long pass() const { return pass_; }
@@ -74,9 +85,24 @@ class ScheduledPlan : public Plan {
   }
   std::vector<Phase> phases_;
   std::function<int()> before_start_, after_wait_;  // pack / unpack of staged blocks
+  // Set by a schedule whose steps meet every other rank once on each side; it then
+  // carries the change unless it stages blocks or runs several passes.
+  bool may_carry_ = false;
 
  private:
+  struct Carrying {
+    bool on = false, mine = false, seen = false;
+  };
+  // A receive of the batch whose length tells a change: a block (a change when
+  // nothing arrived) or a planned-empty block's byte (a change when it arrived).
+  struct LengthCheck {
+    std::size_t request;
+    bool planned_empty;
+  };
+  int begin();
   int post_batch();  // posts the next batch, moving past finished phases
+  int post_carrying(const Step& step, bool post_recv, bool post_send);
+  int read_lengths();
   int progress(bool blocking, bool* done);
   Traffic traffic_;
   int rank_;
@@ -85,6 +111,11 @@ class ScheduledPlan : public Plan {
   int next_step_ = 0;
   std::vector<MPI_Request> requests_;
   ScratchBuffer copy_staging_;
+  Carrying change_;
+  std::vector<char> slots_;  // while carrying: the batch's receives not into user buffers
+  std::size_t slots_used_ = 0;
+  std::vector<LengthCheck> checks_;
+  std::vector<MPI_Status> statuses_;
 };
 
 }  // namespace mpix
@@ -92,11 +123,17 @@ class ScheduledPlan : public Plan {
 namespace mpix {
 
 // Completes `requests`: blocking, or as far as they are done (*done: all of them).
-// Completed requests are cleared.
-int complete_requests(std::vector<MPI_Request>& requests, bool blocking, bool* done, MPI_Comm comm);
+// Completed requests are cleared; `statuses`, if given, then holds their statuses.
+int complete_requests(std::vector<MPI_Request>& requests, bool blocking, bool* done, MPI_Comm comm,
+                      std::vector<MPI_Status>* statuses = nullptr);
 
 // Scratch for copying the own block of `context`'s exchange (empty if contiguous).
 ScratchBuffer own_copy_staging(const PlanContext& context);
+
+// Whether carrying the change bit (ScheduledPlan) is worth it for an exchange with
+// the agreed `facts`: the messages it adds for empty blocks against the agreement
+// it saves.
+bool few_empty_blocks(const ExchangeFacts& facts);
 
 // A scheduled plan over the blocks of a dense exchange.
 class ExchangeSchedule : public ScheduledPlan {
@@ -104,6 +141,7 @@ class ExchangeSchedule : public ScheduledPlan {
   explicit ExchangeSchedule(const PlanContext& context)
       : ScheduledPlan(context.mpi_comm, context.tag, context.exchange.rank), ex_(context.exchange) {
     set_copy_staging(own_copy_staging(context));
+    may_carry_ = few_empty_blocks(context.facts);
   }
 
  protected:
