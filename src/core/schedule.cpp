@@ -72,33 +72,32 @@ int ScheduledPlan::begin() {
 // One byte that a changed rank sends where the plan has no block.
 static char change_byte = 1;
 
+// A changed rank's receives, and the byte of a planned-empty block, go to the
+// batch's slots, not to the user's buffers; 0: the receive goes to its block.
+long long ScheduledPlan::slot_bytes(const Message& recv) const {
+  if (change_.mine) return std::max(1LL, recv.block.bytes());
+  return recv.empty() ? 1 : 0;
+}
+
 int ScheduledPlan::post_carrying(const Step& step, bool post_recv, bool post_send) {
   if (post_recv && step.recv.peer >= 0) {
-    const bool planned_empty = step.recv.empty();
-    if (change_.mine || planned_empty) {
-      // A changed rank's receives, and the byte of a planned-empty block, go to the
-      // batch's slots (sized by post_batch before anything of the batch is posted).
-      const long long bytes = change_.mine ? std::max(1LL, step.recv.block.bytes()) : 1;
-      Message slot{Block{slots_.data() + slots_used_, bytes, &byte_layout()}, step.recv.peer};
-      slots_used_ += (std::size_t)bytes;
-      requests_.emplace_back();
-      MPIX_TRY(traffic_.irecv(slot, &requests_.back()));
-    } else {
-      requests_.emplace_back();
-      MPIX_TRY(traffic_.irecv(step.recv, &requests_.back()));
-    }
-    if (!change_.mine) checks_.push_back(LengthCheck{requests_.size() - 1, planned_empty});
+    // The slots were sized by post_batch before anything of the batch was posted.
+    const long long bytes = slot_bytes(step.recv);
+    const Message into = bytes > 0 ? Message{Block{slots_.data() + slots_used_, bytes, &byte_layout()}, step.recv.peer}
+                                   : step.recv;
+    slots_used_ += (std::size_t)bytes;
+    requests_.emplace_back();
+    MPIX_TRY(traffic_.irecv(into, &requests_.back()));
+    if (!change_.mine) checks_.push_back(LengthCheck{requests_.size() - 1, step.recv.empty()});
   }
   if (post_send && step.send.peer >= 0) {
     const bool planned_empty = step.send.empty();
+    const Message sent = !change_.mine && !planned_empty
+                             ? step.send
+                             : Message{Block{&change_byte, change_.mine && planned_empty ? 1 : 0, &byte_layout()},
+                                       step.send.peer};
     requests_.emplace_back();
-    if (!change_.mine && !planned_empty) {
-      MPIX_TRY(traffic_.isend(step.send, &requests_.back(), stats));
-    } else {
-      const long long bytes = change_.mine && planned_empty ? 1 : 0;
-      MPIX_TRY(traffic_.isend(Message{Block{&change_byte, bytes, &byte_layout()}, step.send.peer},
-                              &requests_.back(), stats));
-    }
+    MPIX_TRY(traffic_.isend(sent, &requests_.back(), stats));
   }
   return MPIX_SUCCESS;
 }
@@ -122,14 +121,12 @@ int ScheduledPlan::post_batch() {
                                                                  : next_step_ + phase.batch_steps;
     if (change_.on) {
       // No receive of an earlier batch is pending: the slots can move.
-      std::size_t slot_bytes = 0;
+      std::size_t batch_slot_bytes = 0;
       for (int i = next_step_; i < end; ++i) {
         Step s = phase.step(i);
-        if (s.recv.peer < 0 || s.recv.peer == rank_) continue;
-        if (change_.mine) slot_bytes += (std::size_t)std::max(1LL, s.recv.block.bytes());
-        else if (s.recv.empty()) slot_bytes += 1;
+        if (s.recv.peer >= 0 && s.recv.peer != rank_) batch_slot_bytes += (std::size_t)slot_bytes(s.recv);
       }
-      slots_.resize(std::max(slots_.size(), slot_bytes));
+      slots_.resize(std::max(slots_.size(), batch_slot_bytes));
       slots_used_ = 0;
       checks_.clear();
     }
@@ -250,13 +247,14 @@ std::unique_ptr<Plan> make_linear_schedule(const PlanContext& context, int batch
 }
 
 // Carrying sends a message for every empty block too (ScheduledPlan); the agreement
-// it replaces is about log2 P rounds of one message per rank. Where more blocks are
-// empty than that, on average per rank, the agreement stays.
+// it replaces is a round of one message per rank for each of its rounds (as the
+// model prices it, allreduce_rounds). Where more blocks are empty than that, on
+// average per rank, the agreement stays.
 bool few_empty_blocks(const ExchangeFacts& facts) {
   const long long empty = facts.pairs() - facts.nonempty_blocks;
-  long long rounds = 0;
-  for (long long reach = 1; reach < facts.ranks; reach *= 2) ++rounds;
-  return empty <= (long long)facts.ranks * rounds;
+  double rounds = 0;
+  for (const RoundCost& round : allreduce_rounds(facts.ranks, facts.max_ppn, 0)) rounds += round.rounds;
+  return empty <= (long long)facts.ranks * (long long)rounds;
 }
 
 Cost batched_steps_cost(const ExchangeFacts& facts, long long batch_steps, double messages_per_step,

@@ -101,6 +101,7 @@ class ScheduledPlan : public Plan {
   };
   int begin();
   int post_batch();  // posts the next batch, moving past finished phases
+  long long slot_bytes(const Message& recv) const;
   int post_carrying(const Step& step, bool post_recv, bool post_send);
   int read_lengths();
   int progress(bool blocking, bool* done);
