@@ -109,7 +109,10 @@ Made again(const std::string& algorithm) { return Made{0, carries(algorithm) ? 0
 // inter-node messages' words; pairwise's lengths).
 const char* const kAlgorithms[] = {"node_aware", "pairwise", "tuna_carried", "tuna", "tuna_hier_coalesced"};
 
-enum class Change { send_buffer, recv_displacement, datatype, counts, hints };
+// hints: the same info object set anew; hints_environment: an MPIX_ variable;
+// info_object: another info, made at once where the freed one was (malloc gives
+// the same address back), so only its content can tell.
+enum class Change { send_buffer, recv_displacement, datatype, counts, hints, hints_environment, info_object };
 
 // Plans, runs again (both ways, where the algorithm has two), makes `change` on the
 // last rank (counts: between rank 0 and it), and checks that every rank plans anew
@@ -155,11 +158,22 @@ void change_one_rank(const char* algorithm, Change change) {
     case Change::hints:  // on every rank
       info.set("mpix_check_args", "true");
       break;
+    case Change::hints_environment:  // on every rank
+      setenv("MPIX_CHECK_ARGS", "true", 1);
+      break;
+    case Change::info_object:  // on every rank
+      MPIX_Info_free(&info.info);
+      MPIX_Info_init(&info.info);
+      MPIX_Info_set(info.info, "mpix_alltoallv_algorithm", algorithm);
+      MPIX_Info_set(info.info, "mpix_check_args", "true");
+      break;
   }
+  const bool hints = change == Change::hints || change == Change::hints_environment || change == Change::info_object;
   run_counted(ex, call++, info.info, c.comm, kPlanned);
   run_counted(ex, call++, info.info, c.comm, kReused);
   // mpix_check_args=true compares the sizes on every call, after the agreement.
-  run_counted(ex, call++, info.info, c.comm, change == Change::hints ? kReused : again(algorithm));
+  run_counted(ex, call++, info.info, c.comm, hints ? kReused : again(algorithm));
+  if (change == Change::hints_environment) unsetenv("MPIX_CHECK_ARGS");
   if (change == Change::datatype) {  // and back
     ex.recv_type = MPI_INT;
     run_counted(ex, call++, info.info, c.comm, kPlanned);
@@ -187,7 +201,7 @@ TEST_CASE("a repeated blocking call runs its plan again, with the new data", "[r
 TEST_CASE("a change on one rank makes every rank plan anew", "[reuse]") {
   for (const char* algorithm : kAlgorithms)
     for (Change change : {Change::send_buffer, Change::recv_displacement, Change::datatype, Change::counts,
-                          Change::hints}) {
+                          Change::hints, Change::hints_environment, Change::info_object}) {
       INFO(algorithm << ", change " << (int)change);
       change_one_rank(algorithm, change);
     }
@@ -332,6 +346,13 @@ TEST_CASE("alltoall and alltoallv keep a plan each", "[reuse]") {
     }
     CHECK(c.comm->plans_created == before.plans);
     CHECK(c.comm->agreements - before.agreements == 2 * (kReused.agreements + again(algorithm).agreements));
+    // The same buffers, one int per block: a new plan, and its result.
+    const unsigned long long plans = c.comm->plans_created;
+    for (int j = 0; j < ex.size; ++j) send[j] = Exchange::value(3, ex.rank, j, 0);
+    REQUIRE(MPIX_Alltoall(send.data(), 1, MPI_INT, recv.data(), 1, MPI_INT, info.info, c.comm) == MPIX_SUCCESS);
+    bool ok = c.comm->plans_created == plans + 1;
+    for (int j = 0; j < ex.size; ++j) ok = ok && recv[j] == Exchange::value(3, j, ex.rank, 0);
+    CHECK(all_ranks(ok));
   }
 }
 

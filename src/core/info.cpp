@@ -1,5 +1,6 @@
 #include "info.hpp"
 
+#include <atomic>
 #include <cctype>
 #include <cerrno>
 #include <cstdlib>
@@ -119,6 +120,8 @@ namespace {
 
 thread_local const std::vector<const char*>* scoped_environment = nullptr;
 
+bool is_mpix_variable(const char* entry) { return entry[0] == 'M' && std::strncmp(entry, "MPIX_", 5) == 0; }
+
 // The value of `key`'s variable in the scope's list, or NULL.
 const char* scoped_getenv(const std::vector<const char*>& entries, const char* key) {
   for (const char* entry : entries) {
@@ -135,13 +138,28 @@ const char* scoped_getenv(const std::vector<const char*>& entries, const char* k
 EnvironmentScope::EnvironmentScope() {
   if (scoped_environment) return;  // an outer scope has the list
   for (char** entry = environ; entry && *entry; ++entry)
-    if (std::strncmp(*entry, "MPIX_", 5) == 0) entries_.push_back(*entry);
+    if (is_mpix_variable(*entry)) entries_.push_back(*entry);
   scoped_environment = &entries_;
   owner_ = true;
 }
 
 EnvironmentScope::~EnvironmentScope() {
   if (owner_) scoped_environment = nullptr;
+}
+
+unsigned long long new_info_generation() {
+  static std::atomic<unsigned long long> last{0};
+  return ++last;
+}
+
+unsigned long long environment_fingerprint() {
+  unsigned long long hash = 1469598103934665603ull;  // FNV-1a
+  for (char** entry = environ; entry && *entry; ++entry) {
+    if (!is_mpix_variable(*entry)) continue;
+    for (const char* c = *entry; *c; ++c) hash = (hash ^ (unsigned char)*c) * 1099511628211ull;
+    hash = (hash ^ 0xffu) * 1099511628211ull;  // between entries: "A=bc" "D" is not "A=b" "cD"
+  }
+  return hash;
 }
 
 bool lookup(const MPIX_Info* info, const char* key, std::string* value, std::string* source) {
@@ -180,6 +198,7 @@ extern "C" int MPIX_Info_set(MPIX_Info* info, const char* key, const char* value
   MPIX_TRY(check_value(*spec, value, key));
   try {
     info->values[key] = value;
+    info->generation = new_info_generation();
   } catch (const std::bad_alloc&) {
     return fail(MPIX_ERR_NO_MEM, "MPIX_Info_set: out of memory");
   }

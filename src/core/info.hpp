@@ -8,8 +8,15 @@
 
 #include "mpix/mpix.h"
 
+namespace mpix {
+// A number no info content had before: (address, generation) names one content of
+// one info, also after MPIX_Info_free and an MPIX_Info_init at the same address.
+unsigned long long new_info_generation();
+}  // namespace mpix
+
 struct MPIX_Info_s {
   std::map<std::string, std::string> values;
+  unsigned long long generation = mpix::new_info_generation();  // new with every MPIX_Info_set
 };
 
 namespace mpix {
@@ -60,6 +67,10 @@ class EnvironmentScope {
   std::vector<const char*> entries_;  // "MPIX_...=value"
   bool owner_ = false;
 };
+
+// A hash of every MPIX_ variable of the environment (names and values): equal
+// fingerprints, the same hints from the environment.
+unsigned long long environment_fingerprint();
 
 // Parses a decimal integer filling the whole string.
 bool parse_integer(const std::string& text, long long* value);
