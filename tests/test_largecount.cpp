@@ -44,6 +44,10 @@ struct PolicyScope {
   }
   ~PolicyScope() { mpix::large_count_policy() = saved; }
 };
+struct Policy {
+  MPI_Count limit;
+  bool c_calls;
+};
 
 // Test datatypes: a vector with a hole (size 16, extent 24) and an int with a
 // negative lower bound (lb -4, extent 12).
@@ -346,10 +350,6 @@ TEST_CASE("the _c functions equal MPI for every algorithm, on every large-count 
   harness::Comm comm;
   const std::vector<std::pair<const char*, std::string>> small = {
       {"mpix_block_count", "3"}, {"mpix_stride", "3"}, {"mpix_max_queue", "4"}, {"mpix_segment_bytes", "40"}};
-  struct Policy {
-    MPI_Count limit;
-    bool c_calls;
-  };
   std::vector<Policy> policies = {{INT_MAX, true}, {40, false}};
   if (mpix::kMpiHasLargeCountCalls) policies.push_back({40, true});
   for (Policy p : policies) {
@@ -374,6 +374,35 @@ TEST_CASE("the _c functions equal MPI for every algorithm, on every large-count 
         }
       }
     }
+  }
+}
+
+// pmpi's blocking call makes MPI's blocking collective only where every rank makes
+// the int call (the agreement's int_counts): here rank 0's send displacements lie
+// beyond the lowered int limit, so it alone would take MPI_Alltoallw (or _c), which
+// a blocking MPI_Alltoallv on the other ranks would never meet.
+TEST_CASE("pmpi's blocking call when one rank's counts need the large-count forms", "[api]") {
+  const int size = harness::world_size(), rank = harness::world_rank();
+  harness::Comm comm;
+  harness::Info info{{"mpix_alltoallv_algorithm", "pmpi"}};
+  const int gap = rank == 0 ? 50 : 0;  // beyond the limit of 40 on rank 0 only
+  std::vector<int> send(gap + size), recv(size, -1), counts(size, 1), sdispls(size), rdispls(size);
+  for (int i = 0; i < size; ++i) {
+    sdispls[i] = gap + i;
+    rdispls[i] = i;
+    send[gap + i] = 100 * rank + i;
+  }
+  std::vector<Policy> policies = {{40, false}};
+  if (mpix::kMpiHasLargeCountCalls) policies.push_back({40, true});
+  for (Policy p : policies) {
+    PolicyScope policy(p.limit, p.c_calls);
+    std::fill(recv.begin(), recv.end(), -1);
+    const int rc = MPIX_Alltoallv(send.data(), counts.data(), sdispls.data(), MPI_INT, recv.data(), counts.data(),
+                                  rdispls.data(), MPI_INT, info.info, comm.comm);
+    INFO((p.c_calls ? "_c calls: " : "datatypes: ") << MPIX_Last_error_message());
+    bool ok = rc == MPIX_SUCCESS;
+    for (int i = 0; i < size; ++i) ok = ok && recv[i] == 100 * i + rank;
+    CHECK(harness::all_ranks(ok));
   }
 }
 

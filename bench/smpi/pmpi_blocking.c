@@ -3,7 +3,10 @@
  * (mpix-bench's `pmpi` rows) are affected; others (node_aware's node-local phase,
  * for example) go to SMPI's MPI_Ialltoall(v) unchanged.
  *
- * 1. mpix's `pmpi` algorithm starts MPI_Ialltoall(v) and waits for it. SimGrid 3.32
+ * 1. mpix's `pmpi` algorithm makes MPI's blocking MPI_Alltoall(v) in a blocking call
+ *    (where every rank's counts fit the int call), which the selectors apply to;
+ *    a persistent plan (mpix-bench's persistent column) starts MPI_Ialltoall(v)
+ *    and waits for it. SimGrid 3.32
  *    implements the non-blocking collectives one fixed way (every send and receive
  *    posted at once) and applies the smpi/alltoall and smpi/alltoallv selectors
  *    (ompi, mpich, mvapich2, impi, bruck, pair, ring, ...) only to the blocking

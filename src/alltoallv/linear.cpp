@@ -13,9 +13,16 @@
 namespace mpix {
 namespace {
 
+// A blocking call's plan (kept or not, only blocking calls run it) calls MPI's
+// blocking collective in start() where every rank makes the int call (agreed:
+// blocking forms do not interoperate, an MPI_Alltoallv facing an MPI_Alltoallw
+// hangs); otherwise, and for a persistent plan, the nonblocking collective.
 class PmpiPlan : public Plan {
  public:
-  explicit PmpiPlan(const PlanContext& context) : ex_(context.exchange), comm_(context.mpi_comm) {}
+  explicit PmpiPlan(const PlanContext& context)
+      : ex_(context.exchange),
+        comm_(context.mpi_comm),
+        blocking_(!context.facts.persistent && context.facts.int_counts) {}
   int start() override {
     TimeScope exchanging(TimePhase::exchange);
     stats = PlanStats{};
@@ -26,11 +33,12 @@ class PmpiPlan : public Plan {
       stats.messages += 1;
       stats.payload_bytes += ex_.send.block_bytes(i);
     }
-    return mpi_.post(ex_, comm_, &request_);
+    return mpi_.post(ex_, comm_, blocking_ ? nullptr : &request_);
   }
   // Chooses MPI's int or large-count call (large_count.hpp).
   int prepare() { return mpi_.prepare(ex_); }
   int wait() override {
+    if (request_ == MPI_REQUEST_NULL) return MPIX_SUCCESS;
     TimeScope exchanging(TimePhase::exchange);
     return wait_all(1, &request_, comm_);
   }
@@ -44,7 +52,8 @@ class PmpiPlan : public Plan {
  private:
   Exchange ex_;
   MPI_Comm comm_;
-  MPI_Request request_ = MPI_REQUEST_NULL;
+  bool blocking_;
+  MPI_Request request_ = MPI_REQUEST_NULL;  // stays null after a blocking call: waits return at once
   MpiAlltoall mpi_;
 };
 

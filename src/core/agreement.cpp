@@ -7,6 +7,7 @@
 #include "breakdown.hpp"
 #include "comm.hpp"
 #include "error.hpp"
+#include "large_count.hpp"
 
 namespace mpix {
 
@@ -25,6 +26,7 @@ enum Field : int {
   kNonContiguous, kInPlace,
   kSentChecksum, kExpectedChecksum,  // sums modulo 2^64
   kChanged, kCannotKeep,
+  kBeyondInt,
   kFieldCount
 };
 
@@ -63,6 +65,7 @@ ExchangeFacts local_facts(const Exchange& ex, const Locality& locality, const Re
   facts.max_block = ex.max_block_bytes;
   facts.min_block = LLONG_MAX;
   facts.contiguous = ex.send.layout.contiguous(2) && ex.recv.layout.contiguous(2);
+  facts.int_counts = fits_int_calls(ex);
   const int node = locality.node_of(ex.rank);
   for (int peer = 0; peer < ex.size; ++peer) {
     facts.min_block = std::min({facts.min_block, ex.send.block_bytes(peer), ex.recv.block_bytes(peer)});
@@ -125,6 +128,7 @@ int agree(MPIX_Comm_s* comm, const Agreement& mine, Agreement* all) {
   record[kExpectedChecksum] = (long long)mine.expected_checksum;
   record[kChanged] = mine.changed;
   record[kCannotKeep] = !mine.keeps;
+  record[kBeyondInt] = !f.int_counts;
   long long agreed[kFieldCount];
   ++comm->agreements;
   MPIX_CHECK_MPI(MPI_Allreduce(record, agreed, 1, comm->agreement_type, comm->agreement_op, comm->lib_comm));
@@ -143,6 +147,7 @@ int agree(MPIX_Comm_s* comm, const Agreement& mine, Agreement* all) {
   a.intra_node_bytes = agreed[kIntraNodeBytes];
   a.contiguous = agreed[kNonContiguous] == 0;
   a.in_place = agreed[kInPlace] != 0;
+  a.int_counts = agreed[kBeyondInt] == 0;
   all->counts_disagree = agreed[kSentChecksum] != agreed[kExpectedChecksum];
   all->changed = agreed[kChanged] != 0;
   all->keeps = agreed[kCannotKeep] == 0;

@@ -72,6 +72,11 @@ struct MPIX_Comm_s {
   // in live_requests; released by release_reusable_plans.
   mpix::ReusablePlan* reusable_plans[2] = {nullptr, nullptr};
   mpix::DenseChoice blocking_choices[2];  // the same two: what they ran
+  // A blocking int-count MPIX_Alltoallv's counts [0: send, 1: receive] and
+  // displacements widened to the large-count form, kept between calls so that a
+  // repeated call allocates nothing (one collective at a time per communicator).
+  std::vector<MPI_Count> widened_counts[2];
+  std::vector<MPI_Aint> widened_displs[2];
 
   // Each plan gets 8 tags of its own, so that plans active at the same time on one
   // communicator never match each other's messages. Plans are created collectively

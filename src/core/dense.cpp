@@ -678,11 +678,11 @@ extern "C" int MPIX_Alltoallv(const void* sendbuf, const int sendcounts[], const
                               const int rdispls[], MPI_Datatype recvtype, MPIX_Info* info,
                               MPIX_Comm* comm) {
   return guarded("MPIX_Alltoallv", [&] {
-    // Kept between calls: a repeated call allocates nothing (the plan keeps copies).
-    thread_local std::vector<MPI_Count> counts[2];
-    thread_local std::vector<MPI_Aint> displs[2];
+    std::vector<MPI_Count> unkept_counts[2];
+    std::vector<MPI_Aint> unkept_displs[2];
     DenseArgs a = alltoallv_args("MPIX_Alltoallv", sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-                                 rdispls, recvtype, comm, counts, displs);
+                                 rdispls, recvtype, comm, comm ? comm->widened_counts : unkept_counts,
+                                 comm ? comm->widened_displs : unkept_displs);
     return blocking(a, info, comm);
   });
 }

@@ -95,13 +95,16 @@ OwnedTypes::~OwnedTypes() {
     if (type != MPI_DATATYPE_NULL) MPI_Type_free(&type);
 }
 
+bool fits_int_calls(const Exchange& ex) {
+  for (const BufferSide* side : {&ex.send, &ex.recv})
+    for (int i = 0; i < ex.size; ++i)
+      if (!fits_int(side->counts[i]) || !(ex.uniform || fits_int(side->displs[i]))) return false;
+  return true;
+}
+
 int MpiAlltoall::prepare(const Exchange& ex) {
   const BufferSide* sides[2] = {&ex.send, &ex.recv};
-  bool fit = true;
-  for (const BufferSide* side : sides)
-    for (int i = 0; i < ex.size; ++i)
-      fit = fit && fits_int(side->counts[i]) && (ex.uniform || fits_int(side->displs[i]));
-  if (fit) {
+  if (fits_int_calls(ex)) {
     call_ = Call::ints;
     for (int s = 0; s < 2 && !ex.uniform; ++s) {
       int_counts_[s].assign(sides[s]->counts.begin(), sides[s]->counts.end());
@@ -141,32 +144,50 @@ int MpiAlltoall::prepare(const Exchange& ex) {
 int MpiAlltoall::post(const Exchange& ex, MPI_Comm comm, MPI_Request* request) const {
   const BufferSide &send = ex.send, &recv = ex.recv;
   switch (call_) {
-    case Call::ints:
-      if (ex.uniform)
-        MPIX_CHECK_MPI(MPI_Ialltoall(send.buf, (int)send.counts[0], send.layout.type, recv.buf, (int)recv.counts[0],
-                                     recv.layout.type, comm, request));
-      else
+    case Call::ints: {
+      const int send_count = (int)send.counts[0], recv_count = (int)recv.counts[0];
+      if (ex.uniform && request)
+        MPIX_CHECK_MPI(MPI_Ialltoall(send.buf, send_count, send.layout.type, recv.buf, recv_count, recv.layout.type,
+                                     comm, request));
+      else if (ex.uniform)
+        MPIX_CHECK_MPI(
+            MPI_Alltoall(send.buf, send_count, send.layout.type, recv.buf, recv_count, recv.layout.type, comm));
+      else if (request)
         MPIX_CHECK_MPI(MPI_Ialltoallv(send.buf, int_counts_[0].data(), int_displs_[0].data(), send.layout.type,
                                       recv.buf, int_counts_[1].data(), int_displs_[1].data(), recv.layout.type,
                                       comm, request));
+      else
+        MPIX_CHECK_MPI(MPI_Alltoallv(send.buf, int_counts_[0].data(), int_displs_[0].data(), send.layout.type,
+                                     recv.buf, int_counts_[1].data(), int_displs_[1].data(), recv.layout.type, comm));
       return MPIX_SUCCESS;
+    }
     case Call::c_calls:
 #ifdef MPIX_HAVE_MPI_C_CALLS
-      if (ex.uniform)
+      if (ex.uniform && request)
         MPIX_CHECK_MPI(MPI_Ialltoall_c(send.buf, send.counts[0], send.layout.type, recv.buf, recv.counts[0],
                                        recv.layout.type, comm, request));
-      else
+      else if (ex.uniform)
+        MPIX_CHECK_MPI(MPI_Alltoall_c(send.buf, send.counts[0], send.layout.type, recv.buf, recv.counts[0],
+                                      recv.layout.type, comm));
+      else if (request)
         MPIX_CHECK_MPI(MPI_Ialltoallv_c(send.buf, send.counts.data(), send.displs.data(), send.layout.type,
                                         recv.buf, recv.counts.data(), recv.displs.data(), recv.layout.type,
                                         comm, request));
+      else
+        MPIX_CHECK_MPI(MPI_Alltoallv_c(send.buf, send.counts.data(), send.displs.data(), send.layout.type, recv.buf,
+                                       recv.counts.data(), recv.displs.data(), recv.layout.type, comm));
       return MPIX_SUCCESS;
 #else
       break;
 #endif
     case Call::datatypes:
-      MPIX_CHECK_MPI(MPI_Ialltoallw(MPI_BOTTOM, int_counts_[0].data(), zeros_.data(), block_types_[0].data(),
-                                    MPI_BOTTOM, int_counts_[1].data(), zeros_.data(), block_types_[1].data(),
-                                    comm, request));
+      if (request)
+        MPIX_CHECK_MPI(MPI_Ialltoallw(MPI_BOTTOM, int_counts_[0].data(), zeros_.data(), block_types_[0].data(),
+                                      MPI_BOTTOM, int_counts_[1].data(), zeros_.data(), block_types_[1].data(),
+                                      comm, request));
+      else
+        MPIX_CHECK_MPI(MPI_Alltoallw(MPI_BOTTOM, int_counts_[0].data(), zeros_.data(), block_types_[0].data(),
+                                     MPI_BOTTOM, int_counts_[1].data(), zeros_.data(), block_types_[1].data(), comm));
       return MPIX_SUCCESS;
   }
   return fail(MPIX_ERR_UNSUPPORTED, "internal: large-count MPI calls chosen but not built");

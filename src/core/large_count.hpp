@@ -66,10 +66,17 @@ class OwnedTypes {
   std::vector<MPI_Datatype> types_;
 };
 
-// MPI's own alltoall(v) of an exchange's blocks, nonblocking, for any counts: the
-// int calls where every count and displacement fits, else MPI_Ialltoall(v)_c, else
-// MPI_Ialltoallw over one datatype per block at the block's absolute address
-// (MPI_BOTTOM), built once by prepare().
+// Whether MPI's int alltoall(v) takes this rank's side of `ex`: every count and
+// (alltoallv) displacement fits an int.
+bool fits_int_calls(const Exchange& ex);
+
+// MPI's own alltoall(v) of an exchange's blocks, for any counts: the int calls where
+// every count and displacement fits, else MPI_(I)alltoall(v)_c, else
+// MPI_(I)alltoallw over one datatype per block at the block's absolute address
+// (MPI_BOTTOM), built once by prepare(). Nonblocking with a request; with
+// `request` NULL the blocking call, which MPI libraries run faster than a
+// nonblocking collective and its wait (MPICH 4.0 at 2 ranks, 16 B: about 1 against
+// 6 us).
 class MpiAlltoall {
  public:
   int prepare(const Exchange& ex);

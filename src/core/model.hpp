@@ -34,6 +34,7 @@ struct ExchangeFacts {
   long long intra_node_bytes = 0;    // of total_bytes, between ranks of one node
   bool contiguous = true;            // every rank's datatypes are one run of bytes
   bool in_place = false;
+  bool int_counts = true;            // every rank's counts and displacements fit an int
   bool uniform = false;              // alltoall: every block has max_block bytes
   bool persistent = false;           // a _plan call: init costs are paid once
   // Blocks between ranks of one node can be copied directly (ipc_hybrid): the

@@ -38,8 +38,9 @@ Options (a value may follow as the next argument or after '='):
   --algorithms all|A,B,...   algorithms to run (default all: every algorithm the
                              registry has for --op, then 'auto', the library's own
                              choice, shown as auto:NAME). pmpi (the MPI library's
-                             MPI_Alltoall(v)) is always run first, as the baseline
-                             of 'speedup'. The peers are run only when named:
+                             MPI_Alltoall(v), behind mpix's agreement) is always
+                             run first, as the baseline of 'speedup'. The peers are run only when named:
+                               peer:alltoallv    MPI_Alltoall(v), the blocking call
                                peer:ialltoallv   MPI_Ialltoall(v) + MPI_Wait
                                peer:scattered32  MPICH's scattered exchange, 32
                                                  requests per batch (its default)
