@@ -143,6 +143,7 @@ int MpiAlltoall::prepare(const Exchange& ex) {
 
 int MpiAlltoall::post(const Exchange& ex, MPI_Comm comm, MPI_Request* request) const {
   const BufferSide &send = ex.send, &recv = ex.recv;
+  if (!request && call_ != Call::ints) return fail(MPIX_ERR_UNSUPPORTED, "internal: a blocking large-count pmpi call");
   switch (call_) {
     case Call::ints: {
       const int send_count = (int)send.counts[0], recv_count = (int)recv.counts[0];
@@ -163,31 +164,21 @@ int MpiAlltoall::post(const Exchange& ex, MPI_Comm comm, MPI_Request* request) c
     }
     case Call::c_calls:
 #ifdef MPIX_HAVE_MPI_C_CALLS
-      if (ex.uniform && request)
+      if (ex.uniform)
         MPIX_CHECK_MPI(MPI_Ialltoall_c(send.buf, send.counts[0], send.layout.type, recv.buf, recv.counts[0],
                                        recv.layout.type, comm, request));
-      else if (ex.uniform)
-        MPIX_CHECK_MPI(MPI_Alltoall_c(send.buf, send.counts[0], send.layout.type, recv.buf, recv.counts[0],
-                                      recv.layout.type, comm));
-      else if (request)
+      else
         MPIX_CHECK_MPI(MPI_Ialltoallv_c(send.buf, send.counts.data(), send.displs.data(), send.layout.type,
                                         recv.buf, recv.counts.data(), recv.displs.data(), recv.layout.type,
                                         comm, request));
-      else
-        MPIX_CHECK_MPI(MPI_Alltoallv_c(send.buf, send.counts.data(), send.displs.data(), send.layout.type, recv.buf,
-                                       recv.counts.data(), recv.displs.data(), recv.layout.type, comm));
       return MPIX_SUCCESS;
 #else
       break;
 #endif
     case Call::datatypes:
-      if (request)
-        MPIX_CHECK_MPI(MPI_Ialltoallw(MPI_BOTTOM, int_counts_[0].data(), zeros_.data(), block_types_[0].data(),
-                                      MPI_BOTTOM, int_counts_[1].data(), zeros_.data(), block_types_[1].data(),
-                                      comm, request));
-      else
-        MPIX_CHECK_MPI(MPI_Alltoallw(MPI_BOTTOM, int_counts_[0].data(), zeros_.data(), block_types_[0].data(),
-                                     MPI_BOTTOM, int_counts_[1].data(), zeros_.data(), block_types_[1].data(), comm));
+      MPIX_CHECK_MPI(MPI_Ialltoallw(MPI_BOTTOM, int_counts_[0].data(), zeros_.data(), block_types_[0].data(),
+                                    MPI_BOTTOM, int_counts_[1].data(), zeros_.data(), block_types_[1].data(),
+                                    comm, request));
       return MPIX_SUCCESS;
   }
   return fail(MPIX_ERR_UNSUPPORTED, "internal: large-count MPI calls chosen but not built");
