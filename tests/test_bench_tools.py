@@ -12,7 +12,7 @@
 - the plans (--quick and full) are well formed and every algorithm named exists;
 - bench/report turns the committed quick CSV into a complete document;
 - the peers (peer:NAME, plain MPI in mpix-bench) give MPI's result, and a peer's floor is
-  its messages x o;
+  its messages x o; SMPI's own (smpi:NAME) are run as plain calls too;
 - MPIX_BREAKDOWN=1 adds the time per phase, which adds up to no more than the call's time;
 - auto's row is named after its blocking call's choice, which its persistent column runs too.
 Standard library only; prints "N passed, N failed".
@@ -284,7 +284,22 @@ def test_losses_count_auto():
           len(ls) == 1 and report.short(ls[0][1]) == "auto (nonblocking)", ls)
 
 
-for test in (test_lower_bound, test_workload_against_mpix_bench, test_resume_keys, test_plans, test_report, test_peers,
+def test_selector_rows_are_plain_calls():
+    """An smpi:NAME row is MPI_Alltoall(v) called by the benchmark (peer:alltoallv), never
+    mpix's pmpi: no agreement, no plan (docs/performance.md, "The peers")."""
+    plat = simulate.load_platform("fattree")
+    job = simulate.Job("fattree", 64, 32, "alltoallv", ["uniform"], [16], selector="mpich")
+    with tempfile.TemporaryDirectory() as workdir:
+        cmd = simulate.command(job, plat, os.path.join(workdir, "hosts"))
+        env = simulate.environment(job, plat, workdir)
+    algorithms = cmd[cmd.index("--algorithms") + 1]
+    check("a selector's job runs peer:alltoallv alone", algorithms == "peer:alltoallv", algorithms)
+    check("under that selector", "--cfg=smpi/alltoallv:mpich" in cmd, cmd)
+    check("without mpix-bench's pmpi baseline", env.get("MPIX_BENCH_PMPI") == "skip", env.get("MPIX_BENCH_PMPI"))
+    check("reported as smpi:mpich", job.variants() == [("smpi:mpich", "-")], job.variants())
+
+
+for test in (test_selector_rows_are_plain_calls, test_lower_bound, test_workload_against_mpix_bench, test_resume_keys, test_plans, test_report, test_peers,
              test_breakdown, test_floors, test_auto_row, test_only_sizes, test_headroom, test_losses_count_auto):
     try:
         test()

@@ -75,8 +75,8 @@ bool fits_int_calls(const Exchange& ex);
 // MPI_Ialltoallw over one datatype per block at the block's absolute address
 // (MPI_BOTTOM), built once by prepare(). Nonblocking with a request; with
 // `request` NULL the blocking int call, which MPI libraries run faster than a
-// nonblocking collective and its wait (MPICH 4.0 at 2 ranks, 16 B: 1.7-2.2 against
-// 2.5-3.2 us), and which only the int calls have (the caller makes sure that every
+// nonblocking collective and its wait (MPICH 4.0 at 2 ranks: 1.24 against 1.67 us
+// at 16 B, bench/results/real-loop-mpich-np2.txt), and which only the int calls have (the caller makes sure that every
 // rank makes it: the forms do not interoperate).
 class MpiAlltoall {
  public:

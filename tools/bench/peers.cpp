@@ -91,8 +91,7 @@ int ialltoallv(const PeerCall& c) {
 
 // The MPI library's blocking collective, the call an application makes without mpix.
 // In the simulated build, SMPI's MPI_Alltoall(v) under the selector of
-// --cfg=smpi/alltoall(v) (the smpi:NAME rows of bench/simulate go through mpix's
-// pmpi instead, agreement included).
+// --cfg=smpi/alltoall(v): the smpi:NAME rows of bench/simulate.
 int alltoallv(const PeerCall& c) {
   return c.uniform ? MPI_Alltoall(c.sendbuf, c.block, MPI_BYTE, c.recvbuf, c.block, MPI_BYTE, c.comm)
                    : MPI_Alltoallv(c.sendbuf, c.scounts, c.sdispls, MPI_BYTE, c.recvbuf, c.rcounts, c.rdispls,
