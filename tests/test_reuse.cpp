@@ -1,7 +1,7 @@
 // Plan reuse by blocking calls (src/core/dense.cpp, "Plan reuse"): a call that
 // repeats the previous one of its operation on every rank runs that call's plan
-// again, with the new call's data, after the agreement (node_aware: the agreement
-// carries whether any rank's call changed) or without it (the TuNAs and bruck: their
+// again, with the new call's data, after the agreement (the first repeat, and plans
+// that cannot carry the change) or without it (the TuNAs, bruck and node_aware: their
 // own messages carry it; the direct exchanges: their messages' lengths do); a
 // change on any one rank (buffer,
 // counts, displacements, datatype, hints) makes every rank plan anew;
@@ -97,16 +97,16 @@ bool carries(const std::string& algorithm) {
   for (const char* direct : kDirectCarrying)
     if (algorithm == direct) return true;
   return algorithm == "tuna_carried" || algorithm == "tuna" || algorithm == "bruck" ||
-         algorithm.rfind("tuna_hier_", 0) == 0;
+         algorithm.rfind("tuna_hier_", 0) == 0 || algorithm == "node_aware";
 }
 
 // A call repeated once more, after a kReused one: without the agreement where the
 // plan's own messages carry the change.
 Made again(const std::string& algorithm) { return Made{0, carries(algorithm) ? 0ull : 1ull}; }
 
-// The ways to learn that a call changed: the agreement (node_aware) and the plan's
-// own messages (tuna_carried's headers; the TuNA core's and the hierarchical
-// inter-node messages' words; pairwise's lengths).
+// The ways the plan's own messages carry a change: tuna_carried's headers; the TuNA
+// core's and the hierarchical inter-node messages' words; node_aware's phase 1
+// words, then its node-local plan; pairwise's lengths.
 const char* const kAlgorithms[] = {"node_aware", "pairwise", "tuna_carried", "tuna", "tuna_hier_coalesced"};
 
 // hints: the same info object set anew; hints_environment: an MPIX_ variable;
@@ -210,15 +210,17 @@ TEST_CASE("a change on one rank makes every rank plan anew", "[reuse]") {
 // TuNA's rounds bring each rank's bit to every rank (the path from j to i takes one
 // round per non-zero radix-r digit of i - j); the hierarchical TuNAs' intra-node
 // rounds bring it to the node, their inter-node messages (one from every other node
-// to every rank) to all. A change on any one rank, at every radix, on nodes of
-// every size (the last one smaller), makes every rank plan anew, as the counts show
-// on every rank.
+// to every rank) to all; node_aware's phase 1 brings it to one rank of every other
+// node, its node-local plan from there to the node. A change on any one rank, at
+// every radix, on nodes of every size (the last one smaller), makes every rank plan
+// anew, as the counts show on every rank.
 void carry_from_every_rank(const char* algorithm, int radix, harness::Comm& c, bool with_empty = false) {
   Exchange ex(with_empty);
   harness::Info info{{"mpix_alltoallv_algorithm", algorithm}, {"mpix_radix", std::to_string(radix)}};
   int call = 0;
   run_counted(ex, call++, info.info, c.comm, kPlanned);
   run_counted(ex, call++, info.info, c.comm, kReused);
+  CHECK(mpix::kept_plan_carries(c.comm, false) == carries(algorithm));
   for (int changer = 0; changer < ex.size; ++changer) {
     INFO("changed on rank " << changer);
     run_counted(ex, call++, info.info, c.comm, again(algorithm));
@@ -243,7 +245,7 @@ TEST_CASE("the plans' own messages carry a change from any rank to every rank", 
     INFO("tuna, radix " << radix);
     carry_from_every_rank("tuna", radix, c);
   }
-  for (const char* algorithm : {"tuna_hier_coalesced", "tuna_hier_staggered"})
+  for (const char* algorithm : {"tuna_hier_coalesced", "tuna_hier_staggered", "node_aware"})
     for (int ppn = 1; ppn <= std::max(1, size / 2); ++ppn) {
       REQUIRE(MPIX_Comm_update_locality(c.comm, ppn) == MPIX_SUCCESS);
       // Radix 2 and Q, the two ends of the intra-node schedules.

@@ -231,13 +231,18 @@ int ByteExchangePlan::start() {
   return StagePlan::start();
 }
 
+ChangeBit carrying_bit(bool changed, long long discard_bytes, std::vector<char>* discard) {
+  ChangeBit bit{true, changed, changed, nullptr};
+  if (changed) {
+    discard->resize((std::size_t)discard_bytes);
+    bit.discard = discard->data();
+  }
+  return bit;
+}
+
 int ByteExchangePlan::start_carrying(bool changed) {
   if (!carries_) return MPIX_ERR_UNSUPPORTED;
-  bit_ = ChangeBit{true, changed, changed, nullptr};
-  if (changed) {
-    discard_.resize((std::size_t)discard_bytes_);
-    bit_.discard = discard_.data();
-  }
+  bit_ = carrying_bit(changed, discard_bytes_, &discard_);
   return StagePlan::start();
 }
 

@@ -126,6 +126,10 @@ struct ChangeBit {
   char* discard = nullptr;  // mine: room for the largest stage's receives
 };
 
+// The bit of a carrying start: a changed rank's receives go to *discard, sized to
+// discard_bytes only then.
+ChangeBit carrying_bit(bool changed, long long discard_bytes, std::vector<char>* discard);
+
 // A message of a plan that can carry the change bit: `plain` as start() sends or
 // receives it (not posted when empty); `flagged`, the word in front of the same
 // pieces; the word alone, which a rank that has seen a change sends.

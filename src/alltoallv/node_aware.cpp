@@ -103,8 +103,25 @@ AggregationRoute aggregation_route(const NodeLayout& layout, int me) {
 
 namespace {
 
+// A repeated blocking call runs without the agreement where the node phase's plan
+// carries the change (plan.hpp, start_carrying): phase 1 brings every rank's bit to
+// one rank of each other node (CarriedMessage: the word in front of the blocks, sent
+// even where there are none), phase 2 from there, OR-ed with that rank's own, to
+// every rank of the node; the rank's own node learns it in phase 2 alone.
 class NodeAware : public StagePlan {
  public:
+  int start() override {
+    bit_ = ChangeBit{};
+    return StagePlan::start();
+  }
+  bool carries_change() const override { return carries_; }
+  int start_carrying(bool changed) override {
+    if (!carries_) return MPIX_ERR_UNSUPPORTED;
+    bit_ = carrying_bit(changed, discard_bytes_, &discard_);
+    return StagePlan::start();
+  }
+  bool change_seen() const override { return bit_.seen; }
+
   int init(const PlanContext& context) {
     ex_ = context.exchange;
     comm_ = context.mpi_comm;
@@ -187,15 +204,17 @@ class NodeAware : public StagePlan {
       const std::vector<int>& ranks = loc.node_ranks(m);
       std::vector<Piece> pieces;
       for (int d : ranks) pieces.push_back(send_.piece(d));
-      sends_.push_back(std::make_unique<PieceMessage>());
+      sends_.push_back(std::make_unique<CarriedMessage>());
       MPIX_TRY(sends_.back()->build(pieces, route.aggregator[m]));
     }
     for (int si = 0; si < count; ++si) {
       if (gathered[si] == me) continue;
       std::vector<Piece> pieces;
       for (int j = 0; j < q; ++j) pieces.push_back(Piece{a_.data() + a_offset[si][j], sizes[si][j]});
-      recvs_.push_back(std::make_unique<PieceMessage>());
+      recvs_.push_back(std::make_unique<CarriedMessage>());
       MPIX_TRY(recvs_.back()->build(pieces, gathered[si]));
+      discard_at_.push_back(discard_bytes_);
+      discard_bytes_ += recvs_.back()->carried_bytes();
     }
     own_index_ = (int)(std::find(gathered.begin(), gathered.end(), me) - gathered.begin());
     own_offset_.resize(q);
@@ -254,22 +273,30 @@ class NodeAware : public StagePlan {
     const int tag = context.tag + kTagAggregate;
     stages_.push_back(Stage{[this, tag](std::vector<MPI_Request>& out) {
                               Traffic traffic(comm_, tag);
-                              for (const auto& m : recvs_) {
-                                if (m->empty()) continue;
+                              for (std::size_t i = 0; i < recvs_.size(); ++i) {
                                 out.emplace_back();
-                                MPIX_TRY(traffic.irecv(m->message(), &out.back()));
+                                MPIX_TRY(recvs_[i]->post(false, bit_, traffic, 0, stats, &out.back(), discard_at_[i]));
+                                if (out.back() == MPI_REQUEST_NULL) out.pop_back();
                               }
                               for (const auto& m : sends_) {
-                                if (m->empty()) continue;
                                 out.emplace_back();
-                                MPIX_TRY(traffic.isend(m->message(), &out.back(), stats));
+                                MPIX_TRY(m->post(true, bit_, traffic, 0, stats, &out.back()));
+                                if (out.back() == MPI_REQUEST_NULL) out.pop_back();
                               }
                               return MPIX_SUCCESS;
                             },
-                            nullptr, false, false, TimePhase::inter_node});
-    stages_.push_back(Stage{[this](std::vector<MPI_Request>&) { return intra_->start(); },
+                            [this] {
+                              if (bit_.carrying)
+                                for (const auto& m : recvs_) m->received(&bit_);
+                              return MPIX_SUCCESS;
+                            },
+                            false, false, TimePhase::inter_node});
+    stages_.push_back(Stage{[this](std::vector<MPI_Request>&) {
+                              return bit_.carrying ? intra_->start_carrying(bit_.seen) : intra_->start();
+                            },
                             [this] {
                               MPIX_TRY(intra_->wait());
+                              if (bit_.carrying) bit_.seen = bit_.seen || intra_->change_seen();
                               stats.rounds += intra_->stats.rounds;
                               stats.messages += intra_->stats.messages;
                               stats.payload_bytes += intra_->stats.payload_bytes;
@@ -278,7 +305,10 @@ class NodeAware : public StagePlan {
                               return MPIX_SUCCESS;
                             },
                             true, false, TimePhase::intra_node});
+    // Once a change is seen (a changed rank's own, at start), the user's buffers are
+    // left alone: they may be another call's.
     before_start_ = [this] {
+      if (bit_.seen) return MPIX_SUCCESS;
       MPIX_TRY(send_.pack(comm_));
       // This rank's blocks for its own node go straight into A.
       const std::vector<int>& ranks = members_;
@@ -289,6 +319,7 @@ class NodeAware : public StagePlan {
       return MPIX_SUCCESS;
     };
     after_wait_ = [this] {
+      if (bit_.seen) return MPIX_SUCCESS;
       for (int s = 0; s < ex_.size; ++s) {
         if (ex_.recv.block_bytes(s) == 0) continue;
         MPIX_TRY(unpack_block(z_.data() + z_offset_[s], ex_.recv.block(s), comm_));
@@ -296,6 +327,7 @@ class NodeAware : public StagePlan {
       return MPIX_SUCCESS;
     };
     members_ = members;
+    carries_ = intra_->carries_change();
     init_stats.scratch_bytes = a_.size() + z_.size() + send_.staging_bytes() + intra_->init_stats.scratch_bytes;
     return MPIX_SUCCESS;
   }
@@ -308,7 +340,12 @@ class NodeAware : public StagePlan {
   std::vector<long long> z_offset_, own_offset_;
   std::vector<int> members_;
   int own_index_ = 0;
-  std::vector<std::unique_ptr<PieceMessage>> sends_, recvs_;
+  std::vector<std::unique_ptr<CarriedMessage>> sends_, recvs_;
+  std::vector<long long> discard_at_;  // of each receive in discard_, for a changed rank
+  long long discard_bytes_ = 0;
+  std::vector<char> discard_;
+  ChangeBit bit_;
+  bool carries_ = false;
   std::unique_ptr<Plan> intra_;
   std::string intra_name_;
 };

@@ -91,6 +91,9 @@ namespace mpix {
 // Frees the plans kept for reuse by blocking calls (dense.cpp): before the
 // communicator or its layout goes, which they were made with.
 void release_reusable_plans(MPIX_Comm_s* comm);
+// Whether the plan kept for the blocking MPIX_Alltoall (or MPIX_Alltoallv) runs
+// again without the agreement, its messages carrying the change (read by the tests).
+bool kept_plan_carries(const MPIX_Comm_s* comm, bool alltoall);
 
 // The units an algorithm aggregates at (hint mpix_locality): the regions of all
 // nodes when asked for and some node has several, else the nodes (a communicator

@@ -75,6 +75,11 @@ void release_reusable_plans(MPIX_Comm_s* comm) {
   }
 }
 
+bool kept_plan_carries(const MPIX_Comm_s* comm, bool alltoall) {
+  const ReusablePlan* kept = comm->reusable_plans[alltoall ? 0 : 1];
+  return kept && kept->carried;
+}
+
 namespace {
 
 // The arguments of a dense call in the large-count form (MPI-4's _c functions:
