@@ -248,8 +248,10 @@ TEST_CASE("the plans' own messages carry a change from any rank to every rank", 
   for (const char* algorithm : {"tuna_hier_coalesced", "tuna_hier_staggered", "node_aware"})
     for (int ppn = 1; ppn <= std::max(1, size / 2); ++ppn) {
       REQUIRE(MPIX_Comm_update_locality(c.comm, ppn) == MPIX_SUCCESS);
-      // Radix 2 and Q, the two ends of the intra-node schedules.
-      for (int radix : ppn > 2 ? std::vector<int>{2, ppn} : std::vector<int>{2}) {
+      // Radix 2 and Q, the two ends of the intra-node schedules (node_aware has no
+      // radix: a second radix would be the same call, run again without planning).
+      const bool radix_matters = std::string(algorithm) != "node_aware";
+      for (int radix : ppn > 2 && radix_matters ? std::vector<int>{2, ppn} : std::vector<int>{2}) {
         INFO(algorithm << ", " << ppn << " ranks per node, radix " << radix);
         carry_from_every_rank(algorithm, radix, c);
       }
