@@ -226,23 +226,18 @@ void ByteExchangePlan::carry_change() {
   after_wait_ = [this, finish] { return bit_.seen ? MPIX_SUCCESS : finish(); };
 }
 
-int ByteExchangePlan::start() {
+int CarryingStagePlan::start() {
   bit_ = ChangeBit{};
   return StagePlan::start();
 }
 
-ChangeBit carrying_bit(bool changed, long long discard_bytes, std::vector<char>* discard) {
-  ChangeBit bit{true, changed, changed, nullptr};
-  if (changed) {
-    discard->resize((std::size_t)discard_bytes);
-    bit.discard = discard->data();
-  }
-  return bit;
-}
-
-int ByteExchangePlan::start_carrying(bool changed) {
+int CarryingStagePlan::start_carrying(bool changed) {
   if (!carries_) return MPIX_ERR_UNSUPPORTED;
-  bit_ = carrying_bit(changed, discard_bytes_, &discard_);
+  bit_ = ChangeBit{true, changed, changed, nullptr};
+  if (changed) {
+    discard_.resize((std::size_t)discard_bytes_);
+    bit_.discard = discard_.data();
+  }
   return StagePlan::start();
 }
 

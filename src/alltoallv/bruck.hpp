@@ -126,9 +126,21 @@ struct ChangeBit {
   char* discard = nullptr;  // mine: room for the largest stage's receives
 };
 
-// The bit of a carrying start: a changed rank's receives go to *discard, sized to
-// discard_bytes only then.
-ChangeBit carrying_bit(bool changed, long long discard_bytes, std::vector<char>* discard);
+// A StagePlan whose messages can carry the change bit (plan.hpp, start_carrying):
+// the bit of the running start, and the room a changed rank's receives go to.
+class CarryingStagePlan : public StagePlan {
+ public:
+  int start() override;
+  bool carries_change() const override { return carries_; }
+  int start_carrying(bool changed) override;
+  bool change_seen() const override { return bit_.seen; }
+
+ protected:
+  ChangeBit bit_;
+  bool carries_ = false;
+  long long discard_bytes_ = 0;  // set by a carrying plan: bit_.discard's size
+  std::vector<char> discard_;    // only while a changed rank's call runs
+};
 
 // A message of a plan that can carry the change bit: `plain` as start() sends or
 // receives it (not posted when empty); `flagged`, the word in front of the same
@@ -168,13 +180,7 @@ class CarriedMessage {
 // blocks are unpacked. A plan whose messages are CarriedMessages that reach every
 // rank from every rank calls carry_change() at init: its repeated blocking calls
 // then run without the agreement (dense.cpp, "Plan reuse").
-class ByteExchangePlan : public StagePlan {
- public:
-  int start() override;
-  bool carries_change() const override { return carries_; }
-  int start_carrying(bool changed) override;
-  bool change_seen() const override { return bit_.seen; }
-
+class ByteExchangePlan : public CarryingStagePlan {
  protected:
   void init_sides(const PlanContext& context);
   // After init_sides: once a change is seen, the start's packing and own-block copy
@@ -185,10 +191,6 @@ class ByteExchangePlan : public StagePlan {
   Exchange ex_;
   MPI_Comm comm_ = MPI_COMM_NULL;
   ByteSide send_, recv_;
-  ChangeBit bit_;
-  bool carries_ = false;
-  long long discard_bytes_ = 0;  // set by a carrying plan: bit_.discard's size
-  std::vector<char> discard_;    // only while a changed rank's call runs
 
  private:
   std::vector<char> own_staging_;

@@ -108,20 +108,8 @@ namespace {
 // one rank of each other node (CarriedMessage: the word in front of the blocks, sent
 // even where there are none), phase 2 from there, OR-ed with that rank's own, to
 // every rank of the node; the rank's own node learns it in phase 2 alone.
-class NodeAware : public StagePlan {
+class NodeAware : public CarryingStagePlan {
  public:
-  int start() override {
-    bit_ = ChangeBit{};
-    return StagePlan::start();
-  }
-  bool carries_change() const override { return carries_; }
-  int start_carrying(bool changed) override {
-    if (!carries_) return MPIX_ERR_UNSUPPORTED;
-    bit_ = carrying_bit(changed, discard_bytes_, &discard_);
-    return StagePlan::start();
-  }
-  bool change_seen() const override { return bit_.seen; }
-
   int init(const PlanContext& context) {
     ex_ = context.exchange;
     comm_ = context.mpi_comm;
@@ -342,10 +330,6 @@ class NodeAware : public StagePlan {
   int own_index_ = 0;
   std::vector<std::unique_ptr<CarriedMessage>> sends_, recvs_;
   std::vector<long long> discard_at_;  // of each receive in discard_, for a changed rank
-  long long discard_bytes_ = 0;
-  std::vector<char> discard_;
-  ChangeBit bit_;
-  bool carries_ = false;
   std::unique_ptr<Plan> intra_;
   std::string intra_name_;
 };
