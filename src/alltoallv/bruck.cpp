@@ -104,6 +104,20 @@ int CarriedMessage::post(bool send, const ChangeBit& bit, Traffic& traffic, int 
               : traffic.irecv(flagged_.message(), request, tag_offset);
 }
 
+int post_carried(const std::vector<std::unique_ptr<CarriedMessage>>& recvs,
+                 const std::vector<std::unique_ptr<CarriedMessage>>& sends, const ChangeBit& bit, Traffic& traffic,
+                 int tag_offset, PlanStats& stats, std::vector<MPI_Request>& requests) {
+  long long discard_at = 0;
+  for (bool send : {false, true})
+    for (const auto& message : send ? sends : recvs) {
+      MPI_Request request = MPI_REQUEST_NULL;
+      MPIX_TRY(message->post(send, bit, traffic, tag_offset, stats, &request, discard_at));
+      if (request != MPI_REQUEST_NULL) requests.push_back(request);
+      if (!send) discard_at += message->carried_bytes();
+    }
+  return MPIX_SUCCESS;
+}
+
 // ---------------------------------------------------------------- ByteSide
 
 void ByteSide::init(const BufferSide& side, const std::vector<bool>& used, ScratchPool& pool) {

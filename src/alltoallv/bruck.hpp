@@ -174,6 +174,13 @@ class CarriedMessage {
   int peer_ = -1;
 };
 
+// Posts every receive of `recvs`, then every send of `sends`, as `bit` says
+// (CarriedMessage::post); a changed rank's receives lie one after another in
+// bit.discard. The requests posted are appended to `requests`.
+int post_carried(const std::vector<std::unique_ptr<CarriedMessage>>& recvs,
+                 const std::vector<std::unique_ptr<CarriedMessage>>& sends, const ChangeBit& bit, Traffic& traffic,
+                 int tag_offset, PlanStats& stats, std::vector<MPI_Request>& requests);
+
 // What the flat and hierarchical TuNA plans share: every block but the own one as
 // byte runs of the user's buffers; before each start the non-contiguous send blocks
 // are packed and the own block copied; after each wait the non-contiguous receive

@@ -229,16 +229,7 @@ class HierarchicalTuna : public ByteExchangePlan {
   // Scattered: the batch's receives, then its sends.
   int post_batch(std::size_t index, std::vector<MPI_Request>& requests) {
     Traffic traffic(comm_, tag_);
-    const Batch& b = batches_[index];
-    long long discard_at = 0;
-    for (bool send : {false, true})
-      for (const auto& message : send ? b.sends : b.recvs) {
-        MPI_Request request = MPI_REQUEST_NULL;
-        MPIX_TRY(message->post(send, bit_, traffic, kTagInter, stats, &request, discard_at));
-        if (request != MPI_REQUEST_NULL) requests.push_back(request);
-        if (!send) discard_at += message->carried_bytes();
-      }
-    return MPIX_SUCCESS;
+    return post_carried(batches_[index].recvs, batches_[index].sends, bit_, traffic, kTagInter, stats, requests);
   }
 
   int tag_ = 0;

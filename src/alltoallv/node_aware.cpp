@@ -201,7 +201,6 @@ class NodeAware : public CarryingStagePlan {
       for (int j = 0; j < q; ++j) pieces.push_back(Piece{a_.data() + a_offset[si][j], sizes[si][j]});
       recvs_.push_back(std::make_unique<CarriedMessage>());
       MPIX_TRY(recvs_.back()->build(pieces, gathered[si]));
-      discard_at_.push_back(discard_bytes_);
       discard_bytes_ += recvs_.back()->carried_bytes();
     }
     own_index_ = (int)(std::find(gathered.begin(), gathered.end(), me) - gathered.begin());
@@ -261,17 +260,7 @@ class NodeAware : public CarryingStagePlan {
     const int tag = context.tag + kTagAggregate;
     stages_.push_back(Stage{[this, tag](std::vector<MPI_Request>& out) {
                               Traffic traffic(comm_, tag);
-                              for (std::size_t i = 0; i < recvs_.size(); ++i) {
-                                out.emplace_back();
-                                MPIX_TRY(recvs_[i]->post(false, bit_, traffic, 0, stats, &out.back(), discard_at_[i]));
-                                if (out.back() == MPI_REQUEST_NULL) out.pop_back();
-                              }
-                              for (const auto& m : sends_) {
-                                out.emplace_back();
-                                MPIX_TRY(m->post(true, bit_, traffic, 0, stats, &out.back()));
-                                if (out.back() == MPI_REQUEST_NULL) out.pop_back();
-                              }
-                              return MPIX_SUCCESS;
+                              return post_carried(recvs_, sends_, bit_, traffic, 0, stats, out);
                             },
                             [this] {
                               if (bit_.carrying)
@@ -329,7 +318,6 @@ class NodeAware : public CarryingStagePlan {
   std::vector<int> members_;
   int own_index_ = 0;
   std::vector<std::unique_ptr<CarriedMessage>> sends_, recvs_;
-  std::vector<long long> discard_at_;  // of each receive in discard_, for a changed rank
   std::unique_ptr<Plan> intra_;
   std::string intra_name_;
 };
