@@ -4,7 +4,8 @@
 # twice: mpix-bench on 8 ranks, 4 hosts of 2 ranks of a small cluster, pmpi, tuna
 # and pairwise with --check. Passes if both runs succeed with every result equal to
 # MPI's and the two outputs, simulated times included, are identical; and
-# bench/allreduce-probe on 8 ranks of the fat tree. Skipped (77)
+# bench/allreduce-probe and bench/fused-agreement-probe on 8 ranks of the fat tree
+# (each prints its row). Skipped (77)
 # when smpicxx is missing (Debian package libsimgrid-dev; scripts/setup.sh installs it).
 #   tests/smpi_smoke.sh SOURCE_ROOT DIR
 set -euo pipefail
@@ -59,4 +60,10 @@ if ! echo "$probe" | grep -Eq '^fattree +8 +4 +rdb +[0-9]+\.[0-9]+ +[0-9]+\.[0-9
   echo "smpi-smoke: bench/allreduce-probe printed no row for 8 ranks" >&2
   exit 1
 fi
-echo "smpi-smoke: 2 identical runs, all checks ok; allreduce-probe ok"
+fused=$("$ROOT/bench/fused-agreement-probe" --ranks 8 --layouts 2 --platforms fattree)
+echo "$fused"
+if ! echo "$fused" | grep -Eq '^fattree +8 +4( +[0-9]+\.[0-9]+){7}$'; then
+  echo "smpi-smoke: bench/fused-agreement-probe printed no row of 7 times for 8 ranks" >&2
+  exit 1
+fi
+echo "smpi-smoke: 2 identical runs, all checks ok; allreduce-probe and fused-agreement-probe ok"
