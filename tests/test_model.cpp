@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "core/agreement.hpp"
+#include "core/carried_agreement.hpp"
 #include "core/comm.hpp"
 #include "core/model.hpp"
 #include "core/request.hpp"
@@ -239,6 +241,30 @@ TEST_CASE("a TuNA round loads the bisection with the ranks whose partner is on a
     // The same bytes per rank, a 32nd of the senders across the cut: cheaper.
     CHECK(mpix::rounds_seconds({cost.rounds.front()}, narrow) < mpix::rounds_seconds({cost.rounds.back()}, narrow));
   }
+}
+
+// The first call of a blocking alltoall may move its blocks inside the agreement's
+// Bruck rounds (carried_agreement.hpp); `auto` prices that as an agreement plus
+// what the blocks add to each round and the copies.
+TEST_CASE("the carried alltoall costs an agreement plus what its blocks add", "[model]") {
+  mpix::MachineProfile profile, narrow;
+  narrow.bisection_bandwidth = 1e9;
+  for (int ranks : {1, 2, 3, 64, 256, 1000})
+    for (int ppn : {1, 4, 32}) {
+      INFO("P=" << ranks << " ppn=" << ppn);
+      const mpix::ExchangeFacts empty = facts_of(ranks, ppn, 0);
+      double previous = mpix::carried_bruck_seconds(empty, profile);
+      CHECK(previous == Approx(mpix::agreement_seconds(empty, profile)));
+      for (long long block : {1LL, 16LL, 64LL}) {
+        const double seconds = mpix::carried_bruck_seconds(facts_of(ranks, ppn, block), profile);
+        if (ranks > 1) CHECK(seconds > previous);
+        previous = seconds;
+      }
+      // Blocks between nodes cross the bisection: dearer where it is narrow.
+      const mpix::ExchangeFacts blocks = facts_of(ranks, ppn, 64);
+      if (blocks.nodes > 1)
+        CHECK(mpix::carried_bruck_seconds(blocks, narrow) > mpix::carried_bruck_seconds(blocks, profile));
+    }
 }
 
 namespace {

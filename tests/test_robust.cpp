@@ -4,6 +4,7 @@
 // call and the cause in words, and the communicator stays usable. Run at 2 to 5
 // ranks, with emulated nodes (MPIX_PPN) so that the locality-aware algorithms
 // have several nodes.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <climits>
 #include <cstdlib>
@@ -184,6 +185,70 @@ TEST_CASE("alltoall block sizes that disagree fail on every rank, for every algo
     CHECK(all_ranks(rc == MPIX_ERR_ARG));
     CHECK(message_has("MPIX_Alltoall: ranks give different block sizes"));
     CHECK(recv.back() == -1);
+  }
+}
+
+// Under `auto` a blocking alltoall's agreement travels in a Bruck exchange's
+// rounds and may carry blocks of up to 64 bytes (carried_agreement.hpp). Ranks that
+// disagree must still all fail, with nothing written, whether the odd rank's
+// blocks are carried too (32 B against 16 B), too large to be (128 B), or it asks
+// for another algorithm or fails its own checks; and ranks that differ only in
+// their datatypes' layout or in mpix_plan_reuse (valid) exchange correctly.
+TEST_CASE("auto alltoall: bad input fails everywhere although the agreement carries blocks", "[abort]") {
+  Comm c;
+  const int size = harness::world_size(), rank = harness::world_rank();
+  if (size < 2) return;
+  for (int odd_count : {8, 32}) {
+    INFO("rank 1 sends " << odd_count * 4 << " B blocks, the others 16 B");
+    const int count = rank == 1 ? odd_count : 4;
+    std::vector<int> send((std::size_t)(size * count), rank), recv((std::size_t)(size * count), -1);
+    int rc = MPIX_Alltoall(send.data(), count, MPI_INT, recv.data(), count, MPI_INT, nullptr, c.comm);
+    CHECK(all_ranks(rc == MPIX_ERR_ARG));
+    CHECK(message_has("MPIX_Alltoall: ranks give different block sizes"));
+    CHECK(std::count(recv.begin(), recv.end(), -1) == (long)recv.size());
+  }
+  std::vector<int> send((std::size_t)(size * 4), rank), recv((std::size_t)(size * 4), -1);
+  {
+    harness::Info info{{"mpix_alltoall_algorithm", rank == 1 ? "bruck" : "auto"}};
+    int rc = MPIX_Alltoall(send.data(), 4, MPI_INT, recv.data(), 4, MPI_INT, info.info, c.comm);
+    CHECK(all_ranks(rc == MPIX_ERR_ARG));
+    CHECK(message_has("ranks asked for different algorithms"));
+  }
+  {
+    int rc = MPIX_Alltoall(send.data(), 4, MPI_INT, rank == 1 ? nullptr : recv.data(), 4, MPI_INT, nullptr, c.comm);
+    CHECK(all_ranks(rc == MPIX_ERR_ARG));
+    if (rank != 1) CHECK(message_has("another rank rejected its arguments"));
+  }
+  CHECK(std::count(recv.begin(), recv.end(), -1) == (long)recv.size());
+  // Rank 0's blocks are two doubles with a hole (not contiguous; extent three
+  // doubles), the others' two doubles in a row: the same type signature, a valid call.
+  MPI_Datatype strided;
+  MPI_Type_vector(2, 1, 2, MPI_DOUBLE, &strided);
+  MPI_Type_commit(&strided);
+  const bool holes = rank == 0;
+  std::vector<double> from((std::size_t)size * 4), to((std::size_t)size * 4 + 1, -1.0);
+  for (int j = 0; j < size; ++j)
+    for (int k = 0; k < 2; ++k) from[(std::size_t)(holes ? j * 3 + 2 * k : j * 2 + k)] = rank * 1000 + j * 10 + k;
+  int rc = MPIX_Alltoall(from.data(), holes ? 1 : 2, holes ? strided : MPI_DOUBLE, to.data(), holes ? 1 : 2,
+                         holes ? strided : MPI_DOUBLE, nullptr, c.comm);
+  CHECK(all_ranks(rc == MPIX_SUCCESS));
+  bool correct = to.back() == -1.0;
+  for (int i = 0; i < size; ++i)
+    for (int k = 0; k < 2; ++k)
+      correct = correct && to[(std::size_t)(holes ? i * 3 + 2 * k : i * 2 + k)] == i * 1000 + rank * 10 + k;
+  CHECK(all_ranks(correct));
+  MPI_Type_free(&strided);
+  // Rank 1 keeps no plan (mpix_plan_reuse=false), the others would: valid, and no
+  // rank may make a plan for the repeated calls that the others do not make.
+  harness::Info reuse{{"mpix_plan_reuse", rank == 1 ? "false" : "true"}};
+  for (int call = 0; call < 3; ++call) {
+    std::vector<int> out((std::size_t)size * 4), in((std::size_t)size * 4, -1);
+    for (int j = 0; j < size * 4; ++j) out[(std::size_t)j] = rank * 1000 + j + call;
+    rc = MPIX_Alltoall(out.data(), 4, MPI_INT, in.data(), 4, MPI_INT, reuse.info, c.comm);
+    bool arrived = rc == MPIX_SUCCESS;
+    for (int i = 0; i < size; ++i)
+      for (int k = 0; k < 4; ++k) arrived = arrived && in[(std::size_t)(i * 4 + k)] == i * 1000 + rank * 4 + k + call;
+    CHECK(all_ranks(arrived));
   }
 }
 

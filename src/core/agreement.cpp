@@ -27,8 +27,10 @@ enum Field : int {
   kSentChecksum, kExpectedChecksum,  // sums modulo 2^64
   kChanged, kCannotKeep,
   kBeyondInt,
+  kNotCarrying,  // carried agreement (carried_agreement.hpp): this rank sent no blocks
   kFieldCount
 };
+static_assert(kFieldCount * sizeof(long long) == kRecordBytes, "agreement.hpp's kRecordBytes");
 
 bool is_sum(int field) { return field == kTotalBytes || field == kNonemptyBlocks || field == kIntraNodeBytes; }
 bool is_checksum(int field) { return field == kSentChecksum || field == kExpectedChecksum; }
@@ -100,15 +102,9 @@ void count_checksums(const Exchange& ex, Agreement* mine) {
   mine->expected_checksum = expected;
 }
 
-int agree(MPIX_Comm_s* comm, const Agreement& mine, Agreement* all) {
-  TimeScope agreeing(TimePhase::agreement);
-  if (comm->agreement_op == MPI_OP_NULL) {
-    MPIX_CHECK_MPI(MPI_Type_contiguous(kFieldCount, MPI_LONG_LONG, &comm->agreement_type));
-    MPIX_CHECK_MPI(MPI_Type_commit(&comm->agreement_type));
-    MPIX_CHECK_MPI(MPI_Op_create(reduce_records, 1, &comm->agreement_op));
-  }
+void encode_record(const Agreement& mine, bool carrying, long long* record) {
   const ExchangeFacts& f = mine.facts;
-  long long record[kFieldCount] = {};
+  std::fill(record, record + kFieldCount, 0);
   record[kFailed] = mine.failed;
   record[kAlgorithmMax] = mine.algorithm;
   record[kAlgorithmNegMin] = -mine.algorithm;
@@ -129,9 +125,14 @@ int agree(MPIX_Comm_s* comm, const Agreement& mine, Agreement* all) {
   record[kChanged] = mine.changed;
   record[kCannotKeep] = !mine.keeps;
   record[kBeyondInt] = !f.int_counts;
-  long long agreed[kFieldCount];
-  ++comm->agreements;
-  MPIX_CHECK_MPI(MPI_Allreduce(record, agreed, 1, comm->agreement_type, comm->agreement_op, comm->lib_comm));
+  record[kNotCarrying] = !carrying;
+}
+
+void reduce_maxima(const long long* in, long long* inout) {
+  for (int f = 0; f < kFieldCount; ++f) inout[f] = std::max(in[f], inout[f]);
+}
+
+void decode_record(const long long* agreed, const Agreement& mine, Agreement* all) {
   *all = mine;
   all->failed = agreed[kFailed] != 0;
   all->algorithm = agreed[kAlgorithmMax] == -agreed[kAlgorithmNegMin] ? agreed[kAlgorithmMax] : -2;
@@ -151,6 +152,32 @@ int agree(MPIX_Comm_s* comm, const Agreement& mine, Agreement* all) {
   all->counts_disagree = agreed[kSentChecksum] != agreed[kExpectedChecksum];
   all->changed = agreed[kChanged] != 0;
   all->keeps = agreed[kCannotKeep] == 0;
+  all->carried = agreed[kNotCarrying] == 0;
+}
+
+void set_alltoall_sums(const Locality& locality, ExchangeFacts* facts) {
+  const long long block = facts->max_block;
+  facts->total_bytes = block * facts->pairs();
+  facts->nonempty_blocks = block > 0 ? facts->pairs() : 0;
+  facts->intra_node_bytes = 0;
+  for (int n = 0; n < locality.num_nodes(); ++n) {
+    const long long ppn = (long long)locality.node_ranks(n).size();
+    facts->intra_node_bytes += block * ppn * (ppn - 1);
+  }
+}
+
+int agree(MPIX_Comm_s* comm, const Agreement& mine, Agreement* all) {
+  TimeScope agreeing(TimePhase::agreement);
+  if (comm->agreement_op == MPI_OP_NULL) {
+    MPIX_CHECK_MPI(MPI_Type_contiguous(kFieldCount, MPI_LONG_LONG, &comm->agreement_type));
+    MPIX_CHECK_MPI(MPI_Type_commit(&comm->agreement_type));
+    MPIX_CHECK_MPI(MPI_Op_create(reduce_records, 1, &comm->agreement_op));
+  }
+  long long record[kFieldCount], agreed[kFieldCount];
+  encode_record(mine, false, record);
+  ++comm->agreements;
+  MPIX_CHECK_MPI(MPI_Allreduce(record, agreed, 1, comm->agreement_type, comm->agreement_op, comm->lib_comm));
+  decode_record(agreed, mine, all);
   return MPIX_SUCCESS;
 }
 

@@ -7,6 +7,8 @@
 #pragma once
 #include <mpi.h>
 
+#include <cstddef>
+
 #include "model.hpp"
 
 struct MPIX_Comm_s;
@@ -27,12 +29,27 @@ struct Agreement {
   bool changed = true;
   // Mine: this rank would keep the call's plan for reuse; all: every rank would.
   bool keeps = false;
+  // All: every rank sent its blocks with its record (carried_agreement.hpp).
+  bool carried = false;
 };
+
+// The record one rank contributes, 21 long longs; reduced field by field, sums
+// by addition, the rest by their maximum (agree), or every field by its maximum
+// (agree_in_bruck_rounds: a dissemination may count a rank twice, which a maximum
+// forgives and a sum does not).
+constexpr std::size_t kRecordBytes = 21 * sizeof(long long);
+void encode_record(const Agreement& mine, bool carrying, long long* record);
+void reduce_maxima(const long long* in, long long* inout);
+// `all` is `mine` with the agreed fields of `agreed`.
+void decode_record(const long long* agreed, const Agreement& mine, Agreement* all);
+// The sums of an alltoall whose every block has facts->max_block bytes, which a
+// reduction by maxima leaves out: total, non-empty and intra-node bytes.
+class Locality;
+void set_alltoall_sums(const Locality& locality, ExchangeFacts* facts);
 
 // This rank's part of the facts of `exchange` on a communicator with `locality`
 // and `regions` (whose layout every rank knows: not agreed).
 struct Exchange;
-class Locality;
 class Regions;
 ExchangeFacts local_facts(const Exchange& exchange, const Locality& locality, const Regions& regions);
 

@@ -9,6 +9,7 @@
 #include <new>
 
 #include "agreement.hpp"
+#include "carried_agreement.hpp"
 #include "breakdown.hpp"
 #include "comm.hpp"
 #include "error.hpp"
@@ -402,11 +403,39 @@ int probe_direct_copy(Op op, const Algorithm* asked, const TuningRule* rule, MPI
   return MPIX_SUCCESS;
 }
 
+// Whether this rank sends its blocks with its record in the agreement of a
+// blocking MPIX_Alltoall (carried_agreement.hpp): where `auto` decides, the call
+// changed (a kept plan runs otherwise), blocks are of at most kCarriedBlockLimit
+// bytes, and the model prices the radix-2 Bruck exchange with its records below
+// an agreement plus the best algorithm. A valid alltoall's facts are this rank's
+// own but for the datatypes' contiguity and direct copy, which ranks may differ
+// in: then some rank sends its record alone and the call goes on as after any
+// agreement, correct but without the saving.
+bool carries_blocks(const Exchange& ex, const Hints& hints, const Agreement& mine, MPIX_Comm_s* comm) {
+  if (hints.asked || hints.tuning || hints.check_args || !mine.changed || !host_buffers(ex)) return false;
+  const ExchangeFacts& own = mine.facts;
+  if (own.min_block != own.max_block || own.max_block > kCarriedBlockLimit) return false;
+  PlanContext context;
+  context.comm = comm;
+  context.mpi_comm = comm->lib_comm;
+  context.exchange = ex;
+  context.params = hints.params;
+  context.profile = hints.profile;
+  context.facts = own;
+  set_alltoall_sums(comm->locality, &context.facts);
+  context.facts.direct_copy = comm->direct_copy.ready() && comm->direct_copy.cma();
+  const Prediction best = select_dense(kAlltoall, context);
+  const double carried = carried_bruck_seconds(context.facts, *hints.profile);
+  return carried <= best.seconds + agreement_seconds(context.facts, *hints.profile);
+}
+
 // The plan of a call. A persistent one (`kept` NULL) comes back in *out. A blocking
 // one (`kept`: the communicator's reusable plan of the operation) is *kept, run
-// again or replaced by the new plan, or, where it may not be kept, in *out.
+// again or replaced by the new plan, or, where it may not be kept, in *out; if its
+// agreement delivered the blocks (*delivered, alltoall), the plan, if any, is for
+// the calls that repeat this one, and *out stays empty.
 int plan_dense(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm, ReusablePlan** kept,
-               std::unique_ptr<MPIX_Request_s>* out) {
+               std::unique_ptr<MPIX_Request_s>* out, bool* delivered = nullptr) {
   const bool persistent = !kept;
   if (!comm) return fail(MPIX_ERR_ARG, format("%s: comm is NULL", a.name));
   TimeScope planning(TimePhase::planning);
@@ -434,7 +463,14 @@ int plan_dense(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm, Reusabl
   mine.facts.in_place = in_place;
   mine.changed = !(kept && *kept && local_rc == MPIX_SUCCESS && same_call(**kept, a.op, context.exchange, hints, in_place));
   mine.keeps = kept && local_rc == MPIX_SUCCESS && hints.plan_reuse && host_buffers(context.exchange);
-  MPIX_TRY(agree(comm, mine, &all));
+  // A blocking alltoall agrees in a Bruck exchange's rounds, which may carry its blocks.
+  bool blocks_delivered = false;
+  if (!persistent && a.op == kAlltoall) {
+    const bool carrying = local_rc == MPIX_SUCCESS && carries_blocks(context.exchange, hints, mine, comm);
+    MPIX_TRY(agree_in_bruck_rounds(comm, mine, carrying ? &context.exchange : nullptr, &all, &blocks_delivered));
+  } else {
+    MPIX_TRY(agree(comm, mine, &all));
+  }
   if (local_rc != MPIX_SUCCESS) return fail(local_rc, local_message);
   if (all.failed) return fail(MPIX_ERR_ARG, format("%s: another rank rejected its arguments", a.name));
   if (all.algorithm == -2)
@@ -461,6 +497,19 @@ int plan_dense(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm, Reusabl
     MPIX_TRY(check_counts_agree(a, context.exchange, comm->lib_comm, &peer));
 
   const bool verbose = verbose_level() > 0;
+  if (blocks_delivered) {
+    *delivered = true;
+    DenseChoice& choice = comm->blocking_choices[0];
+    choice.algorithm = "bruck";
+    choice.params = "radix=2";
+    choice.predicted_seconds = carried_bruck_seconds(context.facts, *context.profile);
+    if (verbose)
+      report(comm, a.name, *find_algorithm("bruck", kAlltoall), "radix=2",
+             "auto: the agreement's rounds carried the blocks", context.facts, {});
+    // The call is done; its plan is made for the calls that repeat it where every
+    // rank keeps it (agreed: making a plan may take messages between ranks).
+    if (!all.keeps) return MPIX_SUCCESS;
+  }
   if (!persistent) {
     if (!all.changed) {
       ++(*kept)->reuses;
@@ -545,7 +594,9 @@ int plan_dense(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm, Reusabl
   context.tag = comm->next_plan_tag();
   MPIX_TRY(algorithm->create(context, &request->plan));
   request->plan->init_stats.scratch_bytes += request->in_place_copy.size();
-  if (verbose) report(comm, a.name, *algorithm, request->params, reason, context.facts, ranked);
+  if (verbose)
+    report(comm, a.name, *algorithm, request->params,
+           blocks_delivered ? "planned for the calls that repeat this one; " + reason : reason, context.facts, ranked);
   if (reusable) {
     // mpix_check_args=true asks for the sizes to be compared on every call: after the agreement.
     reusable->carried = all.keeps && !all.facts.in_place && !hints.check_args && request->plan->carries_change();
@@ -610,7 +661,12 @@ int blocking(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm) {
   int rc = MPIX_SUCCESS;
   if (kept && kept->carried && kept->reuses > 0 && run_without_agreement(a, info, comm, kept, &rc)) return rc;
   std::unique_ptr<MPIX_Request_s> unkept;
-  MPIX_TRY(plan_dense(a, info, comm, &kept, &unkept));
+  bool delivered = false;
+  rc = plan_dense(a, info, comm, &kept, &unkept, &delivered);
+  // The blocks arrived with the agreement: a plan for the calls that repeat this
+  // one that could not be made is no error of this call.
+  if (delivered) return MPIX_SUCCESS;
+  if (rc != MPIX_SUCCESS) return rc;
   MPIX_Request_s* request = unkept ? unkept.get() : kept->request.get();
   DenseChoice& choice = comm->blocking_choices[slot];
   choice.algorithm = request->algorithm;
