@@ -54,7 +54,8 @@ int agree_in_bruck_rounds(MPIX_Comm_s* comm, const Agreement& mine, const Exchan
     const int round_blocks = blocks_in_round(ranks, distance);
     std::memcpy(outgoing.data(), record, kRecordBytes);
     long long sent_bytes = kRecordBytes;
-    if (blocks) {
+    // Empty blocks (block 0, no rotation buffer) have nothing to copy.
+    if (blocks && block > 0) {
       for (int j = 0; j < ranks; ++j)
         if (j & distance) {
           std::memcpy(outgoing.data() + sent_bytes, rotated.data() + j * block, (std::size_t)block);
@@ -78,7 +79,7 @@ int agree_in_bruck_rounds(MPIX_Comm_s* comm, const Agreement& mine, const Exchan
     // A message without blocks of this rank's size: the agreement will show why
     // (a rank sent none, or block sizes differ), and the blocks are dropped.
     complete = complete && received == (int)kRecordBytes + round_blocks * block;
-    if (complete) {
+    if (complete && block > 0) {
       const char* next = incoming.data() + kRecordBytes;
       for (int j = 0; j < ranks; ++j)
         if (j & distance) {
