@@ -131,11 +131,30 @@ TEST_CASE("auto alltoall: small blocks arrive with the agreement, every datatype
     check(DenseCase{true, Distribution::constant, 48, types, Mode::blocking, true, 2, "", {}}, guard.comm);
   // What ran: at these sizes the model prices the carried exchange below an
   // agreement plus any algorithm on the built-in profile.
-  if (harness::world_size() <= 8 && !std::getenv("MPIX_PPN")) {
+  if (harness::world_size() >= 2 && harness::world_size() <= 8 && !std::getenv("MPIX_PPN")) {
     harness::Comm fresh;
     check(DenseCase{true, Distribution::constant, 16, "byte", Mode::blocking, false, 1, "", {}}, fresh.comm);
     CHECK(fresh.comm->blocking_choices[0].algorithm == "bruck");
     CHECK(fresh.comm->blocking_choices[0].params == "radix=2");
+  }
+}
+
+// The same for alltoallv: blocks of their own sizes, with a byte of size each.
+// Distributions with empty blocks, blocks at the limit (64 B) and beyond it on
+// some ranks (then no rank's blocks arrive with the agreement).
+TEST_CASE("auto alltoallv: small blocks arrive with the agreement, every datatype", "[auto]") {
+  harness::Comm guard;
+  for (const auto& types : harness::type_cases())
+    for (Distribution dist : {Distribution::uniform, Distribution::powerlaw})
+      for (long long bytes : {0LL, 48LL, 64LL, 96LL})
+        check(DenseCase{false, dist, bytes, types.name.c_str(), Mode::blocking, false, 3, "", {}}, guard.comm);
+  for (const char* types : {"int", "vector"})
+    check(DenseCase{false, Distribution::uniform, 48, types, Mode::blocking, true, 2, "", {}}, guard.comm);
+  if (harness::world_size() >= 2 && harness::world_size() <= 8 && !std::getenv("MPIX_PPN")) {
+    harness::Comm fresh;
+    check(DenseCase{false, Distribution::uniform, 16, "byte", Mode::blocking, false, 1, "", {}}, fresh.comm);
+    CHECK(fresh.comm->blocking_choices[1].algorithm == "tuna_carried");
+    CHECK(fresh.comm->blocking_choices[1].params == "radix=2");
   }
 }
 

@@ -252,6 +252,52 @@ TEST_CASE("auto alltoall: bad input fails everywhere although the agreement carr
   }
 }
 
+// The same for alltoallv, whose blocks travel with their sizes: counts that
+// disagree between two ranks (both blocks carried, or one too large to be) fail
+// everywhere with nothing written; one pair's block beyond the limit on both
+// sides is valid (no rank carries); so is a rank that asks for nothing where the
+// others ask for auto, unlike one that names an algorithm.
+TEST_CASE("auto alltoallv: bad input fails everywhere although the agreement carries blocks", "[abort]") {
+  Comm c;
+  const int size = harness::world_size(), rank = harness::world_rank();
+  if (size < 2) return;
+  for (int expected : {2, 40}) {
+    INFO("rank 1 sends 3 ints to rank 0, which expects " << expected);
+    Exchange ex(3, expected, 1, 0);
+    CHECK(all_ranks(ex.run(nullptr, c.comm) == MPIX_ERR_ARG));
+    CHECK(message_has(rank == 0 ? "rank 1 sends 12 bytes to rank 0, which expects"
+                                : "send and receive counts disagree between ranks"));
+    CHECK(std::count(ex.recv.begin(), ex.recv.end(), -1) == (long)ex.recv.size());
+  }
+  {
+    Exchange ex(40, 40, 1, 0);
+    CHECK(all_ranks(ex.run(nullptr, c.comm) == MPIX_SUCCESS));
+    CHECK(all_ranks(ex.correct()));
+  }
+  {
+    Exchange ex;
+    harness::Info info{{"mpix_alltoallv_algorithm", rank == 1 ? "tuna_carried" : "auto"}};
+    CHECK(all_ranks(ex.run(info.info, c.comm) == MPIX_ERR_ARG));
+    CHECK(message_has("ranks asked for different algorithms"));
+    CHECK(std::count(ex.recv.begin(), ex.recv.end(), -1) == (long)ex.recv.size());
+  }
+  {
+    Exchange ex;
+    int rc = MPIX_Alltoallv(ex.send.data(), ex.send_counts.data(), ex.send_displs.data(), MPI_INT,
+                            rank == 1 ? nullptr : ex.recv.data(), ex.recv_counts.data(), ex.recv_displs.data(), MPI_INT,
+                            nullptr, c.comm);
+    CHECK(all_ranks(rc == MPIX_ERR_ARG));
+    if (rank != 1) CHECK(message_has("another rank rejected its arguments"));
+    CHECK(std::count(ex.recv.begin(), ex.recv.end(), -1) == (long)ex.recv.size());
+  }
+  for (int call = 0; call < 3; ++call) {
+    harness::Info reuse{{"mpix_plan_reuse", rank == 1 ? "false" : "true"}};
+    Exchange ex(call + 1, call + 1, 0, size - 1);
+    CHECK(all_ranks(ex.run(reuse.info, c.comm) == MPIX_SUCCESS));
+    CHECK(all_ranks(ex.correct()));
+  }
+}
+
 // MPI has no query for "committed"; communicating with such a type fails only where
 // data moves, so rank 0 used to wait for ever for rank 1's message (and at P = 1
 // the call succeeded).

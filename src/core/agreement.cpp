@@ -128,8 +128,9 @@ void encode_record(const Agreement& mine, bool carrying, long long* record) {
   record[kNotCarrying] = !carrying;
 }
 
-void reduce_maxima(const long long* in, long long* inout) {
-  for (int f = 0; f < kFieldCount; ++f) inout[f] = std::max(in[f], inout[f]);
+void combine_records(const long long* in, long long* inout) {
+  int one = 1;
+  reduce_records(const_cast<long long*>(in), inout, &one, nullptr);
 }
 
 void decode_record(const long long* agreed, const Agreement& mine, Agreement* all) {

@@ -1,5 +1,6 @@
-// The one agreement every dense call makes (one MPI_Allreduce on the library's
-// communicator): whether any rank rejected its arguments, whether all ranks asked
+// The one agreement every dense call makes (an MPI_Allreduce on the library's
+// communicator, or for a blocking call a dissemination in Bruck's rounds,
+// carried_agreement.hpp): whether any rank rejected its arguments, whether all ranks asked
 // for the same algorithm and parameters, whether all repeat their previous call,
 // and the facts about the exchange that selection needs (model.hpp). One record per
 // rank, reduced field by field with a maximum or a sum by an operation of the
@@ -34,16 +35,15 @@ struct Agreement {
 };
 
 // The record one rank contributes, 21 long longs; reduced field by field, sums
-// by addition, the rest by their maximum (agree), or every field by its maximum
-// (agree_in_bruck_rounds: a dissemination may count a rank twice, which a maximum
-// forgives and a sum does not).
+// by addition, the rest by their maximum: by MPI_Allreduce (agree) or by a
+// dissemination that counts every rank once (agree_in_bruck_rounds).
 constexpr std::size_t kRecordBytes = 21 * sizeof(long long);
 void encode_record(const Agreement& mine, bool carrying, long long* record);
-void reduce_maxima(const long long* in, long long* inout);
+void combine_records(const long long* in, long long* inout);
 // `all` is `mine` with the agreed fields of `agreed`.
 void decode_record(const long long* agreed, const Agreement& mine, Agreement* all);
-// The sums of an alltoall whose every block has facts->max_block bytes, which a
-// reduction by maxima leaves out: total, non-empty and intra-node bytes.
+// The sums of an alltoall whose every block has facts->max_block bytes (total,
+// non-empty and intra-node bytes): what one rank's facts say about all of them.
 class Locality;
 void set_alltoall_sums(const Locality& locality, ExchangeFacts* facts);
 

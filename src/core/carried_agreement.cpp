@@ -20,96 +20,178 @@ int blocks_in_round(int ranks, int distance) {
   return blocks;
 }
 
+// Where the blocks of one rank wait between rounds: Bruck's rotation, slot j the
+// block for rank + j, then the one from rank - j. Slots of `stride` bytes; an
+// alltoallv's blocks (`sized`) travel with their sizes, one byte each.
+struct Rotation {
+  long long stride;
+  bool sized;
+  char* slots;
+  unsigned char* sizes;
+  long long bytes(int j) const { return sized ? sizes[j] : stride; }
+};
+
 }  // namespace
 
+Dissemination::Dissemination(int ranks, const long long* own) : ranks_(ranks) {
+  while (top_ * 2 < ranks_) top_ *= 2;
+  std::memcpy(window_, own, kRecordBytes);
+}
+
+int Dissemination::send(int distance, long long* out) const {
+  if (distance == top_) {
+    std::memcpy(out, excess() == top_ ? window_ : remainder_, kRecordBytes);
+    return 1;
+  }
+  std::memcpy(out, window_, kRecordBytes);
+  if (!(excess() & distance) || !has_remainder_) return 1;
+  std::memcpy(out + kRecordFields, remainder_, kRecordBytes);
+  return 2;
+}
+
+int Dissemination::receives(int distance) const {
+  return distance != top_ && (excess() & distance) && has_remainder_ ? 2 : 1;
+}
+
+void Dissemination::arrived(int distance, const long long* in) {
+  if (distance != top_ && (excess() & distance)) {
+    long long grown[kRecordFields];
+    std::memcpy(grown, window_, kRecordBytes);
+    if (has_remainder_) combine_records(in + kRecordFields, grown);
+    std::memcpy(remainder_, grown, kRecordBytes);
+    has_remainder_ = true;
+  }
+  combine_records(in, window_);
+}
+
 int agree_in_bruck_rounds(MPIX_Comm_s* comm, const Agreement& mine, const Exchange* blocks, Agreement* all,
-                          bool* delivered) {
+                          bool* delivered, PlanStats* moved) {
   TimeScope agreeing(TimePhase::agreement);
   *delivered = false;
+  *moved = PlanStats{};
   const int ranks = comm->size, rank = comm->rank;
   const MPI_Comm lib_comm = comm->lib_comm;
-  const long long block = blocks ? blocks->max_block_bytes : 0;
-  if (blocks && block > kCarriedBlockLimit) return fail(MPIX_ERR_ARG, "agree_in_bruck_rounds: blocks too large");
+  const bool sized = !mine.facts.uniform;
+  if (blocks && blocks->max_block_bytes > kCarriedBlockLimit)
+    return fail(MPIX_ERR_ARG, "agree_in_bruck_rounds: blocks too large");
   int most_blocks = 0;
   for (int distance = 1; distance < ranks; distance <<= 1)
     most_blocks = std::max(most_blocks, blocks_in_round(ranks, distance));
 
-  // rotated[j]: the block for rank + j, then the one from rank - j (Bruck's rotation).
-  ScratchBuffer rotated = comm->scratch.acquire(blocks ? (std::size_t)(ranks * block) : 0);
-  ScratchBuffer outgoing = comm->scratch.acquire(kRecordBytes + (std::size_t)(most_blocks * block));
-  ScratchBuffer incoming = comm->scratch.acquire(kRecordBytes + (std::size_t)most_blocks * kCarriedBlockLimit);
+  Rotation rotation{sized ? kCarriedBlockLimit : (blocks ? blocks->max_block_bytes : 0), sized, nullptr, nullptr};
+  ScratchBuffer rotated = comm->scratch.acquire(blocks ? (std::size_t)(ranks * (rotation.stride + sized)) : 0);
+  rotation.slots = rotated.data();
+  rotation.sizes = (unsigned char*)rotated.data() + (blocks ? ranks * rotation.stride : 0);
+  const std::size_t header_bytes = 2 * kRecordBytes, size_bytes = sized ? most_blocks : 0;
+  ScratchBuffer outgoing =
+      comm->scratch.acquire(header_bytes + size_bytes + (std::size_t)(most_blocks * rotation.stride));
+  ScratchBuffer incoming =
+      comm->scratch.acquire(header_bytes + size_bytes + (std::size_t)most_blocks * kCarriedBlockLimit);
+  moved->scratch_bytes = rotated.size() + outgoing.size() + incoming.size();
   if (blocks)
-    for (int j = 0; j < ranks; ++j)
-      MPIX_TRY(pack_block(blocks->send.block((rank + j) % ranks), rotated.data() + j * block, lib_comm));
+    for (int j = 0; j < ranks; ++j) {
+      const Block block = blocks->send.block((rank + j) % ranks);
+      if (sized) rotation.sizes[j] = (unsigned char)block.bytes();
+      MPIX_TRY(pack_block(block, rotation.slots + j * rotation.stride, lib_comm));
+    }
 
-  long long record[kRecordBytes / sizeof(long long)], theirs[kRecordBytes / sizeof(long long)];
+  long long record[kRecordFields];
   encode_record(mine, blocks != nullptr, record);
+  Dissemination dissemination(ranks, record);
   // The tag of the next plan: no plan that could be active uses it (comm.hpp), and
   // this exchange ends before that plan is made.
   const int tag = (int)(comm->plans_created % comm->tag_slots) * 8;
-  bool complete = blocks != nullptr;  // every message brought blocks of this rank's size
+  bool complete = blocks != nullptr;  // every message brought blocks
   ++comm->agreements;
   for (int distance = 1; distance < ranks; distance <<= 1) {
     const int to = (rank + distance) % ranks, from = (rank - distance + ranks) % ranks;
     const int round_blocks = blocks_in_round(ranks, distance);
-    std::memcpy(outgoing.data(), record, kRecordBytes);
-    long long sent_bytes = kRecordBytes;
-    // Empty blocks (block 0, no rotation buffer) have nothing to copy.
-    if (blocks && block > 0) {
+    const std::size_t records_out =
+        (std::size_t)dissemination.send(distance, (long long*)outgoing.data()) * kRecordBytes;
+    const std::size_t records_in = (std::size_t)dissemination.receives(distance) * kRecordBytes;
+    std::size_t sent_bytes = records_out;
+    std::size_t block_bytes = 0;
+    if (blocks) {
+      char* sizes = outgoing.data() + sent_bytes;
+      if (sized) sent_bytes += round_blocks;
       for (int j = 0; j < ranks; ++j)
         if (j & distance) {
-          std::memcpy(outgoing.data() + sent_bytes, rotated.data() + j * block, (std::size_t)block);
-          sent_bytes += block;
+          const long long bytes = rotation.bytes(j);
+          if (sized) *sizes++ = (char)bytes;
+          // Empty blocks (no rotation buffer for 0-byte alltoall blocks) have nothing to copy.
+          if (bytes > 0) std::memcpy(outgoing.data() + sent_bytes, rotation.slots + j * rotation.stride, (std::size_t)bytes);
+          sent_bytes += bytes;
+          block_bytes += bytes;
         }
-      charge_copy(sent_bytes - (long long)kRecordBytes);
+      charge_copy((long long)(sent_bytes - records_out));
     }
+    ++moved->rounds;
+    ++moved->messages;
+    ++moved->metadata_messages;
+    moved->payload_bytes += (long long)block_bytes;
+    moved->metadata_bytes += (long long)(sent_bytes - block_bytes);
     MPI_Request requests[2];
     MPI_Status statuses[2];
-    MPIX_CHECK_MPI(MPI_Irecv(incoming.data(), (int)(kRecordBytes + round_blocks * kCarriedBlockLimit), MPI_BYTE, from,
-                             tag, lib_comm, &requests[0]));
+    const int receivable = (int)(records_in + (sized ? round_blocks : 0) + round_blocks * kCarriedBlockLimit);
+    MPIX_CHECK_MPI(MPI_Irecv(incoming.data(), receivable, MPI_BYTE, from, tag, lib_comm, &requests[0]));
     MPIX_CHECK_MPI(MPI_Isend(outgoing.data(), (int)sent_bytes, MPI_BYTE, to, tag, lib_comm, &requests[1]));
     MPIX_TRY(wait_all(2, requests, lib_comm, statuses));
     int received = 0;
     MPIX_CHECK_MPI(MPI_Get_count(&statuses[0], MPI_BYTE, &received));
-    if (received < (int)kRecordBytes)
-      return fail(MPIX_ERR_MPI, format("agreement: rank %d received %d bytes from rank %d, less than a record",
-                                       rank, received, from));
-    std::memcpy(theirs, incoming.data(), kRecordBytes);
-    reduce_maxima(theirs, record);
-    // A message without blocks of this rank's size: the agreement will show why
+    if (received < (int)records_in)
+      return fail(MPIX_ERR_MPI, format("agreement: rank %d received %d bytes from rank %d, fewer than its %d records",
+                                       rank, received, from, (int)(records_in / kRecordBytes)));
+    long long theirs[2 * kRecordFields];
+    std::memcpy(theirs, incoming.data(), records_in);
+    dissemination.arrived(distance, theirs);
+    // A message without blocks that fit this rank's: the agreement will show why
     // (a rank sent none, or block sizes differ), and the blocks are dropped.
-    complete = complete && received == (int)kRecordBytes + round_blocks * block;
-    if (complete && block > 0) {
-      const char* next = incoming.data() + kRecordBytes;
-      for (int j = 0; j < ranks; ++j)
-        if (j & distance) {
-          std::memcpy(rotated.data() + j * block, next, (std::size_t)block);
-          next += block;
-        }
-      charge_copy((long long)round_blocks * block);
+    if (!complete) continue;
+    const char* next = incoming.data() + records_in;
+    const unsigned char* sizes = (const unsigned char*)next;
+    long long expected = round_blocks * rotation.stride;
+    if (sized) {
+      next += round_blocks;
+      expected = round_blocks;
+      for (int b = 0; b < round_blocks && (int)records_in + round_blocks <= received; ++b) {
+        complete = complete && sizes[b] <= kCarriedBlockLimit;
+        expected += sizes[b];
+      }
     }
-  }
-  decode_record(record, mine, all);
-  set_alltoall_sums(comm->locality, &all->facts);
-  // Maxima cannot compare checksums; an alltoall's counts agree where its one
-  // block size does, which plan_dense checks.
-  all->counts_disagree = false;
-  *delivered = complete && all->carried && !all->failed && all->algorithm != -2 && all->hints_hash != -2 &&
-               all->facts.min_block == all->facts.max_block;
-  if (*delivered)
+    complete = complete && received == (long long)records_in + expected;
+    if (!complete) continue;
     for (int j = 0; j < ranks; ++j)
-      MPIX_TRY(unpack_block(rotated.data() + j * block, blocks->recv.block((rank - j + ranks) % ranks), lib_comm));
+      if (j & distance) {
+        if (sized) rotation.sizes[j] = *sizes++;
+        const long long bytes = rotation.bytes(j);
+        if (bytes > 0) std::memcpy(rotation.slots + j * rotation.stride, next, (std::size_t)bytes);
+        next += bytes;
+      }
+    charge_copy(expected);
+  }
+  decode_record(dissemination.result(), mine, all);
+  *delivered = complete && all->carried && !all->failed && !all->counts_disagree && all->algorithm != -2 &&
+               all->hints_hash != -2 && (sized || all->facts.min_block == all->facts.max_block);
+  if (!*delivered) return MPIX_SUCCESS;
+  for (int j = 0; j < ranks; ++j) {
+    const Block block = blocks->recv.block((rank - j + ranks) % ranks);
+    // The agreed checksums say every block has the size its receiver expects; a
+    // block that does not (their chance, about 2^-64, comes from a sum that
+    // cancels) is not written.
+    if (block.bytes() == rotation.bytes(j)) MPIX_TRY(unpack_block(rotation.slots + j * rotation.stride, block, lib_comm));
+  }
   return MPIX_SUCCESS;
 }
 
 double carried_bruck_seconds(const ExchangeFacts& facts, const MachineProfile& profile) {
-  // The rounds are the agreement's: the record alone would take them as long as
+  // The rounds are the agreement's: the records alone would take them as long as
   // an agreement does (agreement_seconds). The blocks add, in each round, the
   // time their bytes take on the pair that waits longest for them (a round
   // crosses nodes for the ranks within 2^k of their node's end; those share the
   // node's injection and the bisection), and the copies into and out of Bruck's
-  // rotation and the messages.
-  const double block = (double)facts.max_block;
+  // rotation and the messages. An alltoallv's blocks, of the mean size, travel
+  // with a byte of size each.
+  const double block = facts.uniform ? (double)facts.max_block : facts.mean_block() + 1.0;
   double seconds = agreement_seconds(facts, profile) + 4.0 * facts.ranks * block / profile.copy_bandwidth;
   for (int distance = 1; distance < facts.ranks; distance <<= 1) {
     const double inter = facts.nodes > 1 ? inter_node_fraction(distance, facts.max_ppn, facts.ranks) : 0.0;
@@ -119,9 +201,9 @@ double carried_bruck_seconds(const ExchangeFacts& facts, const MachineProfile& p
     round.nodes = facts.nodes;
     LevelCounts& level = inter > 0 ? round.inter : round.intra;
     level = LevelCounts{1.0, (double)kRecordBytes};
-    const double record_alone = rounds_seconds({round}, profile);
+    const double records_alone = rounds_seconds({round}, profile);
     level.bytes += blocks_in_round(facts.ranks, distance) * block;
-    seconds += rounds_seconds({round}, profile) - record_alone;
+    seconds += rounds_seconds({round}, profile) - records_alone;
   }
   return seconds;
 }

@@ -44,6 +44,10 @@ struct SddeWindow {
 struct DenseChoice {
   std::string algorithm, params;
   double predicted_seconds = 0;
+  // The blocks arrived with the agreement (carried_agreement.hpp): the call ran no
+  // plan of `algorithm`, and `carried` counts what its rounds moved.
+  bool carried_blocks = false;
+  PlanStats carried;
 };
 
 }  // namespace mpix

@@ -403,18 +403,19 @@ int probe_direct_copy(Op op, const Algorithm* asked, const TuningRule* rule, MPI
   return MPIX_SUCCESS;
 }
 
-// Whether this rank sends its blocks with its record in the agreement of a
-// blocking MPIX_Alltoall (carried_agreement.hpp): where `auto` decides, the call
-// changed (a kept plan runs otherwise), blocks are of at most kCarriedBlockLimit
-// bytes, and the model prices the radix-2 Bruck exchange with its records below
-// an agreement plus the best algorithm. A valid alltoall's facts are this rank's
-// own but for the datatypes' contiguity and direct copy, which ranks may differ
-// in: then some rank sends its record alone and the call goes on as after any
-// agreement, correct but without the saving.
-bool carries_blocks(const Exchange& ex, const Hints& hints, const Agreement& mine, MPIX_Comm_s* comm) {
+// Whether this rank sends its blocks with its records in the agreement of a
+// blocking call (carried_agreement.hpp): where `auto` decides, the call changed (a
+// kept plan runs otherwise), its blocks, sent and received, are of at most
+// kCarriedBlockLimit bytes, and the model prices the radix-2 Bruck exchange with
+// its records below an agreement plus the best algorithm. The facts are this
+// rank's own, taken for every rank's: exact for a valid alltoall but for the
+// datatypes' contiguity and direct copy, an estimate for an alltoallv. Where ranks
+// decide differently, some rank sends its records alone and the call goes on as
+// after any agreement, correct but without the saving.
+bool carries_blocks(Op op, const Exchange& ex, const Hints& hints, const Agreement& mine, MPIX_Comm_s* comm) {
   if (hints.asked || hints.tuning || hints.check_args || !mine.changed || !host_buffers(ex)) return false;
   const ExchangeFacts& own = mine.facts;
-  if (own.min_block != own.max_block || own.max_block > kCarriedBlockLimit) return false;
+  if (own.max_block > kCarriedBlockLimit || (op == kAlltoall && own.min_block != own.max_block)) return false;
   PlanContext context;
   context.comm = comm;
   context.mpi_comm = comm->lib_comm;
@@ -422,9 +423,15 @@ bool carries_blocks(const Exchange& ex, const Hints& hints, const Agreement& min
   context.params = hints.params;
   context.profile = hints.profile;
   context.facts = own;
-  set_alltoall_sums(comm->locality, &context.facts);
+  if (op == kAlltoall) {
+    set_alltoall_sums(comm->locality, &context.facts);
+  } else {
+    context.facts.total_bytes *= own.ranks;
+    context.facts.nonempty_blocks *= own.ranks;
+    context.facts.intra_node_bytes *= own.ranks;
+  }
   context.facts.direct_copy = comm->direct_copy.ready() && comm->direct_copy.cma();
-  const Prediction best = select_dense(kAlltoall, context);
+  const Prediction best = select_dense(op, context);
   const double carried = carried_bruck_seconds(context.facts, *hints.profile);
   return carried <= best.seconds + agreement_seconds(context.facts, *hints.profile);
 }
@@ -432,7 +439,7 @@ bool carries_blocks(const Exchange& ex, const Hints& hints, const Agreement& min
 // The plan of a call. A persistent one (`kept` NULL) comes back in *out. A blocking
 // one (`kept`: the communicator's reusable plan of the operation) is *kept, run
 // again or replaced by the new plan, or, where it may not be kept, in *out; if its
-// agreement delivered the blocks (*delivered, alltoall), the plan, if any, is for
+// agreement delivered the blocks (*delivered), the plan, if any, is for
 // the calls that repeat this one, and *out stays empty.
 int plan_dense(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm, ReusablePlan** kept,
                std::unique_ptr<MPIX_Request_s>* out, bool* delivered = nullptr) {
@@ -463,11 +470,13 @@ int plan_dense(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm, Reusabl
   mine.facts.in_place = in_place;
   mine.changed = !(kept && *kept && local_rc == MPIX_SUCCESS && same_call(**kept, a.op, context.exchange, hints, in_place));
   mine.keeps = kept && local_rc == MPIX_SUCCESS && hints.plan_reuse && host_buffers(context.exchange);
-  // A blocking alltoall agrees in a Bruck exchange's rounds, which may carry its blocks.
+  mine.facts.uniform = a.op == kAlltoall;
+  // A blocking call agrees in a Bruck exchange's rounds, which may carry its blocks.
   bool blocks_delivered = false;
-  if (!persistent && a.op == kAlltoall) {
-    const bool carrying = local_rc == MPIX_SUCCESS && carries_blocks(context.exchange, hints, mine, comm);
-    MPIX_TRY(agree_in_bruck_rounds(comm, mine, carrying ? &context.exchange : nullptr, &all, &blocks_delivered));
+  PlanStats carried;
+  if (!persistent) {
+    const bool carrying = local_rc == MPIX_SUCCESS && carries_blocks(a.op, context.exchange, hints, mine, comm);
+    MPIX_TRY(agree_in_bruck_rounds(comm, mine, carrying ? &context.exchange : nullptr, &all, &blocks_delivered, &carried));
   } else {
     MPIX_TRY(agree(comm, mine, &all));
   }
@@ -499,13 +508,18 @@ int plan_dense(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm, Reusabl
   const bool verbose = verbose_level() > 0;
   if (blocks_delivered) {
     *delivered = true;
-    DenseChoice& choice = comm->blocking_choices[0];
-    choice.algorithm = "bruck";
+    // An alltoallv's carried exchange is TuNA's radix-2 schedule with its sizes
+    // carried; an alltoall's, with one block size, Bruck's.
+    const char* carrier = a.op == kAlltoall ? "bruck" : "tuna_carried";
+    DenseChoice& choice = comm->blocking_choices[a.op == kAlltoall ? 0 : 1];
+    choice.algorithm = carrier;
     choice.params = "radix=2";
     choice.predicted_seconds = carried_bruck_seconds(context.facts, *context.profile);
+    choice.carried_blocks = true;
+    choice.carried = carried;
     if (verbose)
-      report(comm, a.name, *find_algorithm("bruck", kAlltoall), "radix=2",
-             "auto: the agreement's rounds carried the blocks", context.facts, {});
+      report(comm, a.name, *find_algorithm(carrier, a.op), "radix=2", "auto: the agreement's rounds carried the blocks",
+             context.facts, {});
     // The call is done; its plan is made for the calls that repeat it where every
     // rank keeps it (agreed: making a plan may take messages between ranks).
     if (!all.keeps) return MPIX_SUCCESS;
@@ -672,6 +686,7 @@ int blocking(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm) {
   choice.algorithm = request->algorithm;
   choice.params = request->params;
   choice.predicted_seconds = request->predicted_seconds;
+  choice.carried_blocks = false;
   rc = start(request);
   if (rc == MPIX_SUCCESS) rc = wait(request);
   if (rc != MPIX_SUCCESS && !unkept) drop(kept);  // a plan whose exchange failed is not run again

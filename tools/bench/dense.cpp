@@ -353,8 +353,13 @@ class Bench {
       if (it >= o_.warmup || o_.warmup + o_.iters == 0) persistent_times.push_back(global * 1e6);
     }
     row.persistent_median = median(persistent_times);
-    const mpix::PlanStats& start = request->plan->stats;
-    const mpix::PlanStats& setup = request->plan->init_stats;
+    // Where the last timed call's blocks arrived with its agreement, the counters
+    // are that exchange's (the agreement's records and sizes as metadata), not
+    // those of a plan of the algorithm it is named after.
+    const mpix::PlanStats none;
+    const bool carried = algorithm == "auto" && blocking.carried_blocks;
+    const mpix::PlanStats& start = carried ? blocking.carried : request->plan->stats;
+    const mpix::PlanStats& setup = carried ? none : request->plan->init_stats;
     long long mine[5] = {start.rounds, start.messages, start.payload_bytes,
                          start.metadata_bytes + setup.metadata_bytes,
                          (long long)std::max(start.scratch_bytes, setup.scratch_bytes)};
