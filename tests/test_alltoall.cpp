@@ -139,6 +139,19 @@ TEST_CASE("auto alltoall: small blocks arrive with the agreement, every datatype
   }
 }
 
+// tuna_carried's size entries have the fewest bytes that hold the largest block:
+// 1 up to 255, 2 up to 65535, then 4; the edges of each width, and blocks of
+// their own sizes up to 70000 bytes.
+TEST_CASE("tuna_carried: size entries of 1, 2 and 4 bytes", "[alltoallv]") {
+  harness::Comm guard;
+  for (long long bytes : {255LL, 256LL, 65535LL, 65536LL})
+    check(DenseCase{false, Distribution::constant, bytes, "byte", Mode::persistent, false, 2, "tuna_carried", {}},
+          guard.comm);
+  for (long long bytes : {300LL, 70000LL})
+    check(DenseCase{false, Distribution::uniform, bytes, "byte", Mode::blocking, false, 2, "tuna_carried", {}},
+          guard.comm);
+}
+
 // The same for alltoallv: blocks of their own sizes, with a byte of size each.
 // Distributions with empty blocks, blocks at the limit (64 B) and beyond it on
 // some ranks (then no rank's blocks arrive with the agreement).

@@ -36,13 +36,33 @@ namespace mpix {
 
 namespace {
 
-using Size = long long;  // one header entry: the bytes of one block
+using Size = long long;  // the bytes of one block
 constexpr double kMaxCarriedBytes = 64.0 * 1024 * 1024;
+
+// Bytes of one header entry: the fewest that hold the call's largest block (agreed),
+// 1 up to 255 bytes, 2 up to 64 KiB, 4, then 8. At 16 B blocks an 8-byte entry
+// doubled the bytes a round moves, which on a narrow bisection cost a quarter of
+// the exchange (docs/algorithms-logtime.md).
+std::size_t size_entry_bytes(long long max_block) {
+  std::size_t entry = 1;
+  while (entry < sizeof(Size) && (max_block >> (8 * entry)) != 0) entry *= 2;
+  return entry;
+}
+
+// Entries are little-endian whatever the host, so ranks of any byte order agree.
+void put_size(char* out, Size bytes, std::size_t entry) {
+  for (std::size_t b = 0; b < entry; ++b) out[b] = (char)((unsigned long long)bytes >> (8 * b));
+}
+Size get_size(const char* in, std::size_t entry) {
+  unsigned long long bytes = 0;
+  for (std::size_t b = 0; b < entry; ++b) bytes |= (unsigned long long)(unsigned char)in[b] << (8 * b);
+  return (Size)bytes;
+}
 
 // The receive buffers of all rounds (blocks stay in them until forwarded), for
 // `hops` blocks over all rounds.
 double carried_buffer_bytes(double hops, long long max_block) {
-  return hops * ((double)sizeof(Size) + (double)max_block);
+  return hops * ((double)size_entry_bytes(max_block) + (double)max_block);
 }
 
 class TunaCarriedPlan : public ByteExchangePlan {
@@ -57,7 +77,7 @@ class TunaCarriedPlan : public ByteExchangePlan {
     // buffers from the moment the change is seen.
     carry_change();
     tag_ = context.tag;
-    header_entry_ = ex_.uniform ? 0 : sizeof(Size);
+    header_entry_ = ex_.uniform ? 0 : size_entry_bytes(ex_.max_block_bytes);
     q_ = ex_.size;
     me_ = ex_.rank;
     if (q_ <= 1) return MPIX_SUCCESS;
@@ -108,7 +128,7 @@ class TunaCarriedPlan : public ByteExchangePlan {
       const TunaSchedule::Hop& hop = round.hops[h];
       const Piece piece = hop.from_slot >= 0 ? held_[hop.index] : send_.piece((me_ + hop.index) % q_);
       const Size bytes = piece.bytes;
-      if (header_entry_) std::memcpy(out + flag_bytes + h * header_entry_, &bytes, header_entry_);
+      if (header_entry_) put_size(out + flag_bytes + h * header_entry_, bytes, header_entry_);
       if (bytes > 0) std::memcpy(out + at, piece.addr, (std::size_t)bytes);
       at += (std::size_t)bytes;
     }
@@ -142,7 +162,7 @@ class TunaCarriedPlan : public ByteExchangePlan {
     for (std::size_t h = 0; h < round.hops.size(); ++h) {
       const TunaSchedule::Hop& hop = round.hops[h];
       Size bytes = ex_.max_block_bytes;
-      if (header_entry_) std::memcpy(&bytes, in + h * header_entry_, header_entry_);
+      if (header_entry_) bytes = get_size(in + h * header_entry_, header_entry_);
       if (bytes < 0 || bytes > ex_.max_block_bytes || at + (std::size_t)bytes > receive_[k].size())
         return fail(MPIX_ERR_ARG, format("tuna_carried: round %d brought a block of %lld bytes where the largest "
                                             "is %lld", k, (long long)bytes, ex_.max_block_bytes));
@@ -166,7 +186,7 @@ class TunaCarriedPlan : public ByteExchangePlan {
 
   int q_ = 1, me_ = 0, radix_ = 2;
   int tag_ = 0;
-  std::size_t header_entry_ = sizeof(Size);  // none for alltoall: every block has the agreed size
+  std::size_t header_entry_ = 0;  // size_entry_bytes; none for alltoall: every block has the agreed size
   TunaSchedule schedule_;
   std::vector<ScratchBuffer> receive_;  // one per round
   ScratchBuffer send_buffer_;
@@ -189,7 +209,7 @@ int create_tuna_carried(const PlanContext& context, std::unique_ptr<Plan>* plan)
 Cost cost_tuna_carried(const ExchangeFacts& facts, const Params& params, const MachineProfile&) {
   Cost cost;
   const double block = facts.uniform ? (double)facts.max_block : facts.mean_block();
-  const double header = facts.uniform ? 0.0 : (double)sizeof(Size);
+  const double header = facts.uniform ? 0.0 : (double)size_entry_bytes(facts.max_block);
   // Every round sends its message, also when its blocks are empty: the rounds are
   // laid out with a unit per block, then given their bytes.
   add_tuna_rounds(&cost, facts, facts.ranks, params.radix, 1.0, 1, false, false);
