@@ -116,6 +116,18 @@ TEST_CASE("auto selection equals MPI_Alltoallv", "[auto]") {
   }
 }
 
+// What a first call of 16 B blocks ran, on a fresh communicator: at these sizes
+// the model prices the carried exchange (`expected`, radix 2) below an agreement
+// plus any algorithm on the built-in profile.
+static void check_first_call_carried(bool alltoall, const char* expected) {
+  if (harness::world_size() < 2 || harness::world_size() > 8 || std::getenv("MPIX_PPN")) return;
+  harness::Comm fresh;
+  check(DenseCase{alltoall, alltoall ? Distribution::constant : Distribution::uniform, 16, "byte", Mode::blocking,
+                  false, 1, "", {}}, fresh.comm);
+  CHECK(fresh.comm->blocking_choices[alltoall ? 0 : 1].algorithm == expected);
+  CHECK(fresh.comm->blocking_choices[alltoall ? 0 : 1].params == "radix=2");
+}
+
 // A first blocking MPIX_Alltoall of small blocks under `auto`: its agreement's
 // rounds carry the blocks (carried_agreement.hpp), so nothing else runs, and the
 // calls that repeat it run the plan made for them. Every datatype (the block is
@@ -129,14 +141,7 @@ TEST_CASE("auto alltoall: small blocks arrive with the agreement, every datatype
             guard.comm);
   for (const char* types : {"int", "vector"})
     check(DenseCase{true, Distribution::constant, 48, types, Mode::blocking, true, 2, "", {}}, guard.comm);
-  // What ran: at these sizes the model prices the carried exchange below an
-  // agreement plus any algorithm on the built-in profile.
-  if (harness::world_size() >= 2 && harness::world_size() <= 8 && !std::getenv("MPIX_PPN")) {
-    harness::Comm fresh;
-    check(DenseCase{true, Distribution::constant, 16, "byte", Mode::blocking, false, 1, "", {}}, fresh.comm);
-    CHECK(fresh.comm->blocking_choices[0].algorithm == "bruck");
-    CHECK(fresh.comm->blocking_choices[0].params == "radix=2");
-  }
+  check_first_call_carried(true, "bruck");
 }
 
 // tuna_carried's size entries have the fewest bytes that hold the largest block:
@@ -163,12 +168,7 @@ TEST_CASE("auto alltoallv: small blocks arrive with the agreement, every datatyp
         check(DenseCase{false, dist, bytes, types.name.c_str(), Mode::blocking, false, 3, "", {}}, guard.comm);
   for (const char* types : {"int", "vector"})
     check(DenseCase{false, Distribution::uniform, 48, types, Mode::blocking, true, 2, "", {}}, guard.comm);
-  if (harness::world_size() >= 2 && harness::world_size() <= 8 && !std::getenv("MPIX_PPN")) {
-    harness::Comm fresh;
-    check(DenseCase{false, Distribution::uniform, 16, "byte", Mode::blocking, false, 1, "", {}}, fresh.comm);
-    CHECK(fresh.comm->blocking_choices[1].algorithm == "tuna_carried");
-    CHECK(fresh.comm->blocking_choices[1].params == "radix=2");
-  }
+  check_first_call_carried(false, "tuna_carried");
 }
 
 // ipc_hybrid with the other CMA direction (readv out of the sender's buffer) and

@@ -40,9 +40,7 @@ long long add_modulo(long long a, long long b) { return (long long)((unsigned lo
 void reduce_records(void* in, void* inout, int* len, MPI_Datatype*) {
   const long long* a = (const long long*)in;
   long long* b = (long long*)inout;
-  for (int r = 0; r < *len; ++r, a += kFieldCount, b += kFieldCount)
-    for (int f = 0; f < kFieldCount; ++f)
-      b[f] = is_checksum(f) ? add_modulo(a[f], b[f]) : is_sum(f) ? b[f] + a[f] : std::max(a[f], b[f]);
+  for (int r = 0; r < *len; ++r, a += kFieldCount, b += kFieldCount) combine_records(a, b);
 }
 
 }  // namespace
@@ -129,8 +127,8 @@ void encode_record(const Agreement& mine, bool carrying, long long* record) {
 }
 
 void combine_records(const long long* in, long long* inout) {
-  int one = 1;
-  reduce_records(const_cast<long long*>(in), inout, &one, nullptr);
+  for (int f = 0; f < kFieldCount; ++f)
+    inout[f] = is_checksum(f) ? add_modulo(in[f], inout[f]) : is_sum(f) ? inout[f] + in[f] : std::max(in[f], inout[f]);
 }
 
 void decode_record(const long long* agreed, const Agreement& mine, Agreement* all) {

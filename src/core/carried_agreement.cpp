@@ -84,7 +84,7 @@ int agree_in_bruck_rounds(MPIX_Comm_s* comm, const Agreement& mine, const Exchan
   rotation.sizes = (unsigned char*)rotated.data() + (blocks ? ranks * rotation.stride : 0);
   const std::size_t header_bytes = 2 * kRecordBytes, size_bytes = sized ? most_blocks : 0;
   ScratchBuffer outgoing =
-      comm->scratch.acquire(header_bytes + size_bytes + (std::size_t)(most_blocks * rotation.stride));
+      comm->scratch.acquire(header_bytes + (blocks ? size_bytes + (std::size_t)(most_blocks * rotation.stride) : 0));
   ScratchBuffer incoming =
       comm->scratch.acquire(header_bytes + size_bytes + (std::size_t)most_blocks * kCarriedBlockLimit);
   moved->scratch_bytes = rotated.size() + outgoing.size() + incoming.size();
@@ -153,8 +153,9 @@ int agree_in_bruck_rounds(MPIX_Comm_s* comm, const Agreement& mine, const Exchan
     if (sized) {
       next += round_blocks;
       expected = round_blocks;
-      for (int b = 0; b < round_blocks && (int)records_in + round_blocks <= received; ++b) {
-        complete = complete && sizes[b] <= kCarriedBlockLimit;
+      complete = received >= (int)records_in + round_blocks;  // the sizes arrived
+      for (int b = 0; complete && b < round_blocks; ++b) {
+        complete = sizes[b] <= kCarriedBlockLimit;
         expected += sizes[b];
       }
     }
