@@ -120,7 +120,8 @@ TEST_CASE("auto selection equals MPI_Alltoallv", "[auto]") {
 // the model prices the carried exchange (`expected`, radix 2) below an agreement
 // plus any algorithm on the built-in profile.
 static void check_first_call_carried(bool alltoall, const char* expected) {
-  if (harness::world_size() < 2 || harness::world_size() > 8 || std::getenv("MPIX_PPN")) return;
+  const char* ppn = std::getenv("MPIX_PPN");  // meson sets it empty where nodes are not emulated
+  if (harness::world_size() < 2 || harness::world_size() > 8 || (ppn && *ppn)) return;
   harness::Comm fresh;
   check(DenseCase{alltoall, alltoall ? Distribution::constant : Distribution::uniform, 16, "byte", Mode::blocking,
                   false, 1, "", {}}, fresh.comm);

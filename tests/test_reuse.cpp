@@ -381,6 +381,36 @@ TEST_CASE("in place, a repeated call reuses its plan after the agreement", "[reu
   }
 }
 
+// Under `auto`, a first call of small blocks carries them in its agreement
+// (carried_agreement.hpp) and keeps only the call; the plan for the calls that repeat
+// it is made by the first that does, which carries its blocks too, and the call after
+// that runs the plan without an agreement where its messages carry a change. Calls
+// that alternate between two exchanges never plan. The model's choice at these sizes
+// is that of the built-in profile on one node (check_first_call_carried).
+TEST_CASE("auto: a call whose blocks came with its agreement plans when it repeats", "[reuse][auto]") {
+  const char* ppn = std::getenv("MPIX_PPN");
+  if (harness::world_size() < 2 || harness::world_size() > 8 || (ppn && *ppn)) return;
+  harness::Comm c;
+  Exchange a, b(true);
+  const mpix::DenseChoice& choice = c.comm->blocking_choices[1];
+  const Made kCarriedAlone{0, 1};
+  int call = 0;
+  for (Exchange* ex : {&a, &b, &a}) {
+    run_counted(*ex, call++, nullptr, c.comm, kCarriedAlone);
+    CHECK(choice.carried_blocks);
+  }
+  run_counted(a, call++, nullptr, c.comm, kPlanned);  // carried again, and planned
+  CHECK(choice.carried_blocks);
+  // The plan made for it runs, without an agreement where its messages carry the change.
+  REQUIRE(run_counted(a, call++, nullptr, c.comm, Made{0, carries(choice.algorithm) ? 0ull : 1ull}));
+  CHECK_FALSE(choice.carried_blocks);
+  run_counted(a, call++, nullptr, c.comm, Made{0, carries(choice.algorithm) ? 0ull : 1ull});
+  // Another exchange: carried, the plan dropped for the call alone.
+  run_counted(b, call++, nullptr, c.comm, kCarriedAlone);
+  CHECK(choice.carried_blocks);
+  run_counted(b, call++, nullptr, c.comm, kPlanned);
+}
+
 TEST_CASE("kept plans are not the user's requests", "[reuse]") {
   harness::Comm c;
   harness::Info info{{"mpix_alltoallv_algorithm", "tuna_carried"}};

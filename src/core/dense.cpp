@@ -49,7 +49,7 @@ struct ReusablePlan {
   Exchange exchange;  // as checked, before planning pointed anything at scratch
   long long algorithm = -1, hints_hash = 0;
   bool in_place = false;
-  std::unique_ptr<MPIX_Request_s> request;
+  std::unique_ptr<MPIX_Request_s> request;  // none: the call's blocks arrived with its agreement
   bool carried = false;  // the plan carries the bit, every rank keeps it, not in place
   int reuses = 0;        // calls that ran it again after the agreement (the same on every rank)
   // Where the call's hints came from (same_raw_call): its info, that info's content,
@@ -57,6 +57,17 @@ struct ReusablePlan {
   const MPIX_Info_s* info = nullptr;
   unsigned long long info_generation = 0, environment = 0;
 };
+
+// The call, as checked (before planning pointed anything at scratch), to be kept
+// with its plan or, where its blocks arrived with the agreement, alone.
+std::unique_ptr<ReusablePlan> keep_call(Op op, const Exchange& ex, const Agreement& mine, bool in_place,
+                                        const MPIX_Info_s* info) {
+  std::unique_ptr<ReusablePlan> kept(new ReusablePlan{op, ex, mine.algorithm, mine.hints_hash, in_place, nullptr});
+  kept->info = info;
+  kept->info_generation = info ? info->generation : 0;
+  kept->environment = environment_fingerprint();
+  return kept;
+}
 
 // Frees a kept plan (its scratch goes back to the pool) and empties its slot.
 void drop(ReusablePlan*& kept) {
@@ -68,7 +79,7 @@ void release_reusable_plans(MPIX_Comm_s* comm) {
   int finalized = 0;
   MPI_Finalized(&finalized);
   for (ReusablePlan*& kept : comm->reusable_plans) {
-    if (kept && finalized) {  // its MPI objects went with MPI: nothing left to free
+    if (kept && kept->request && finalized) {  // its MPI objects went with MPI: nothing left to free
       kept->request.release();
       --comm->live_requests;
     }
@@ -404,16 +415,17 @@ int probe_direct_copy(Op op, const Algorithm* asked, const TuningRule* rule, MPI
 }
 
 // Whether this rank sends its blocks with its records in the agreement of a
-// blocking call (carried_agreement.hpp): where `auto` decides, the call changed (a
-// kept plan runs otherwise), its blocks, sent and received, are of at most
+// blocking call (carried_agreement.hpp): where `auto` decides, the call changed or
+// repeats one whose blocks were carried (`fresh`; a kept plan runs otherwise), its blocks, sent and received, are of at most
 // kCarriedBlockLimit bytes, and the model prices the radix-2 Bruck exchange with
 // its records below an agreement plus the best algorithm. The facts are this
 // rank's own, taken for every rank's: exact for a valid alltoall but for the
 // datatypes' contiguity and direct copy, an estimate for an alltoallv. Where ranks
 // decide differently, some rank sends its records alone and the call goes on as
 // after any agreement, correct but without the saving.
-bool carries_blocks(Op op, const Exchange& ex, const Hints& hints, const Agreement& mine, MPIX_Comm_s* comm) {
-  if (hints.asked || hints.tuning || hints.check_args || !mine.changed || !host_buffers(ex)) return false;
+bool carries_blocks(Op op, const Exchange& ex, const Hints& hints, const Agreement& mine, bool fresh,
+                    MPIX_Comm_s* comm) {
+  if (hints.asked || hints.tuning || hints.check_args || !fresh || !host_buffers(ex)) return false;
   const ExchangeFacts& own = mine.facts;
   if (own.max_block > kCarriedBlockLimit || (op == kAlltoall && own.min_block != own.max_block)) return false;
   PlanContext context;
@@ -433,7 +445,15 @@ bool carries_blocks(Op op, const Exchange& ex, const Hints& hints, const Agreeme
   context.facts.direct_copy = comm->direct_copy.ready() && comm->direct_copy.cma();
   const Prediction best = select_dense(op, context);
   const double carried = carried_bruck_seconds(context.facts, *hints.profile);
-  return carried <= best.seconds + agreement_seconds(context.facts, *hints.profile);
+  const double separate = best.seconds + agreement_seconds(context.facts, *hints.profile);
+  if (comm->rank == 0 && verbose_level() > 0) {
+    std::string line = format("[mpix]   rank 0 %s its blocks in the agreement: predicted %s, against %s for an "
+                              "agreement and then %s (its own facts, each rank's taken for every rank's)\n",
+                              carried <= separate ? "carries" : "does not carry", microseconds(carried).c_str(),
+                              microseconds(separate).c_str(), best.algorithm->name);
+    if (verbose_level() > 1 || comm->verbose_reported.insert(line).second) std::fputs(line.c_str(), stderr);
+  }
+  return carried <= separate;
 }
 
 // The plan of a call. A persistent one (`kept` NULL) comes back in *out. A blocking
@@ -471,11 +491,15 @@ int plan_dense(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm, Reusabl
   mine.changed = !(kept && *kept && local_rc == MPIX_SUCCESS && same_call(**kept, a.op, context.exchange, hints, in_place));
   mine.keeps = kept && local_rc == MPIX_SUCCESS && hints.plan_reuse && host_buffers(context.exchange);
   mine.facts.uniform = a.op == kAlltoall;
+  // What a call whose blocks arrived with its agreement keeps: the call, without a
+  // plan (see below).
+  const bool kept_call_only = kept && *kept && !(*kept)->request;
   // A blocking call agrees in a Bruck exchange's rounds, which may carry its blocks.
   bool blocks_delivered = false;
   PlanStats carried;
   if (!persistent) {
-    const bool carrying = local_rc == MPIX_SUCCESS && carries_blocks(a.op, context.exchange, hints, mine, comm);
+    const bool carrying = local_rc == MPIX_SUCCESS &&
+                          carries_blocks(a.op, context.exchange, hints, mine, mine.changed || kept_call_only, comm);
     MPIX_TRY(agree_in_bruck_rounds(comm, mine, carrying ? &context.exchange : nullptr, &all, &blocks_delivered, &carried));
   } else {
     MPIX_TRY(agree(comm, mine, &all));
@@ -520,12 +544,22 @@ int plan_dense(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm, Reusabl
     if (verbose)
       report(comm, a.name, *find_algorithm(carrier, a.op), "radix=2", "auto: the agreement's rounds carried the blocks",
              context.facts, {});
-    // The call is done; its plan is made for the calls that repeat it where every
-    // rank keeps it (agreed: making a plan may take messages between ranks).
+    // The call is done. Where every rank keeps plans (agreed: making one may take
+    // messages between ranks), a plan is made for the calls that repeat it, but only
+    // once one has: a call made once, or exchanges that alternate, would pay the
+    // planning (on 8 nodes of 32 at 16 B, a third of the call) for nothing. So the
+    // first such call keeps only the call; the next one, if every rank's call is the
+    // same again, carries its blocks too and makes the plan.
     if (!all.keeps) return MPIX_SUCCESS;
+    if (all.changed) {
+      drop(*kept);
+      *kept = keep_call(a.op, context.exchange, mine, in_place, info).release();
+      return MPIX_SUCCESS;
+    }
   }
+  const bool repeats_carried = blocks_delivered;  // and !all.changed: the kept call was this one on every rank
   if (!persistent) {
-    if (!all.changed) {
+    if (!all.changed && !kept_call_only) {
       ++(*kept)->reuses;
       if (verbose) report_reuse(comm, a, **kept, "the previous call's plan");
       return MPIX_SUCCESS;
@@ -533,12 +567,7 @@ int plan_dense(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm, Reusabl
     drop(*kept);  // before the new plan, which may take its scratch
   }
   std::unique_ptr<ReusablePlan> reusable;
-  if (mine.keeps) {
-    reusable.reset(new ReusablePlan{a.op, context.exchange, mine.algorithm, mine.hints_hash, in_place, nullptr});
-    reusable->info = info;
-    reusable->info_generation = info ? info->generation : 0;
-    reusable->environment = environment_fingerprint();
-  }
+  if (mine.keeps) reusable = keep_call(a.op, context.exchange, mine, in_place, info);
 
   std::string reason = "asked for";
   const Algorithm* algorithm = hints.asked;
@@ -614,6 +643,9 @@ int plan_dense(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm, Reusabl
   if (reusable) {
     // mpix_check_args=true asks for the sizes to be compared on every call: after the agreement.
     reusable->carried = all.keeps && !all.facts.in_place && !hints.check_args && request->plan->carries_change();
+    // This call's agreement found it the same as the previous one on every rank, as
+    // a run after an agreement would: the next call may run the plan without one.
+    if (repeats_carried) reusable->reuses = 1;
     reusable->request = std::move(request);
     *kept = reusable.release();
   } else {
@@ -673,7 +705,17 @@ int blocking(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm) {
   const int slot = a.op == kAlltoall ? 0 : 1;
   ReusablePlan*& kept = comm->reusable_plans[slot];
   int rc = MPIX_SUCCESS;
-  if (kept && kept->carried && kept->reuses > 0 && run_without_agreement(a, info, comm, kept, &rc)) return rc;
+  DenseChoice& choice = comm->blocking_choices[slot];
+  auto runs = [&choice](const MPIX_Request_s& request) {
+    choice.algorithm = request.algorithm;
+    choice.params = request.params;
+    choice.predicted_seconds = request.predicted_seconds;
+    choice.carried_blocks = false;
+  };
+  if (kept && kept->carried && kept->reuses > 0) {
+    runs(*kept->request);
+    if (run_without_agreement(a, info, comm, kept, &rc)) return rc;
+  }
   std::unique_ptr<MPIX_Request_s> unkept;
   bool delivered = false;
   rc = plan_dense(a, info, comm, &kept, &unkept, &delivered);
@@ -682,11 +724,7 @@ int blocking(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm) {
   if (delivered) return MPIX_SUCCESS;
   if (rc != MPIX_SUCCESS) return rc;
   MPIX_Request_s* request = unkept ? unkept.get() : kept->request.get();
-  DenseChoice& choice = comm->blocking_choices[slot];
-  choice.algorithm = request->algorithm;
-  choice.params = request->params;
-  choice.predicted_seconds = request->predicted_seconds;
-  choice.carried_blocks = false;
+  runs(*request);
   rc = start(request);
   if (rc == MPIX_SUCCESS) rc = wait(request);
   if (rc != MPIX_SUCCESS && !unkept) drop(kept);  // a plan whose exchange failed is not run again
