@@ -416,9 +416,10 @@ int probe_direct_copy(Op op, const Algorithm* asked, const TuningRule* rule, MPI
 
 // Whether this rank sends its blocks with its records in the agreement of a
 // blocking call (carried_agreement.hpp): where `auto` decides, the call changed or
-// repeats one whose blocks were carried (`fresh`; a kept plan runs otherwise), its blocks, sent and received, are of at most
-// kCarriedBlockLimit bytes, and the model prices the radix-2 Bruck exchange with
-// its records below an agreement plus the best algorithm. The facts are this
+// repeats one whose blocks were carried (`fresh`; a kept plan runs otherwise), its
+// blocks, sent and received, are of at most kCarriedBlockLimit bytes, and the model
+// prices the radix-2 Bruck exchange with its records below an agreement plus the
+// best algorithm. The facts are this
 // rank's own, taken for every rank's: exact for a valid alltoall but for the
 // datatypes' contiguity and direct copy, an estimate for an alltoallv. Where ranks
 // decide differently, some rank sends its records alone and the call goes on as
