@@ -409,6 +409,21 @@ TEST_CASE("auto: a call whose blocks came with its agreement plans when it repea
   run_counted(b, call++, nullptr, c.comm, kCarriedAlone);
   CHECK(choice.carried_blocks);
   run_counted(b, call++, nullptr, c.comm, kPlanned);
+
+  // Bad arguments on one rank after a call kept alone fail on every rank (that rank
+  // sends its record alone, so no rank's blocks arrive) and keep the call: the next
+  // valid call repeats it, carries, and plans.
+  harness::Comm fresh;
+  run_counted(a, call++, nullptr, fresh.comm, kCarriedAlone);
+  std::vector<int> negative(a.send_counts);
+  negative[0] = -1;
+  const int rc = MPIX_Alltoallv(a.send.data(), a.rank == 0 ? negative.data() : a.send_counts.data(),
+                                a.send_displs.data(), MPI_INT, a.recv.data(), a.recv_counts.data(),
+                                a.recv_displs.data(), MPI_INT, nullptr, fresh.comm);
+  CHECK(rc == MPIX_ERR_ARG);
+  CHECK(message_has(a.rank == 0 ? "sendcounts[0]=-1" : "another rank rejected its arguments"));
+  run_counted(a, call++, nullptr, fresh.comm, kPlanned);
+  CHECK(fresh.comm->blocking_choices[1].carried_blocks);
 }
 
 TEST_CASE("kept plans are not the user's requests", "[reuse]") {
