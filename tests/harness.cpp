@@ -1,6 +1,7 @@
 #include "harness.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 
@@ -10,6 +11,11 @@ int world_rank() {
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   return rank;
+}
+
+bool nodes_emulated() {
+  const char* ppn = std::getenv("MPIX_PPN");
+  return ppn && *ppn;
 }
 
 int world_size() {

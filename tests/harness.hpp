@@ -14,6 +14,8 @@ namespace harness {
 
 int world_rank();
 int world_size();
+// Whether MPIX_PPN emulates nodes (meson sets it empty where it does not).
+bool nodes_emulated();
 // True on every rank (of `comm`) when `ok` is true on every rank.
 bool all_ranks(bool ok, MPI_Comm comm = MPI_COMM_WORLD);
 

@@ -388,8 +388,7 @@ TEST_CASE("in place, a repeated call reuses its plan after the agreement", "[reu
 // that alternate between two exchanges never plan. The model's choice at these sizes
 // is that of the built-in profile on one node (check_first_call_carried).
 TEST_CASE("auto: a call whose blocks came with its agreement plans when it repeats", "[reuse][auto]") {
-  const char* ppn = std::getenv("MPIX_PPN");
-  if (harness::world_size() < 2 || harness::world_size() > 8 || (ppn && *ppn)) return;
+  if (harness::world_size() < 2 || harness::world_size() > 8 || harness::nodes_emulated()) return;
   harness::Comm c;
   Exchange a, b(true);
   const mpix::DenseChoice& choice = c.comm->blocking_choices[1];

@@ -369,13 +369,19 @@ int verbose_level() {
 
 std::string microseconds(double seconds) { return format("%.1f us", seconds * 1e6); }
 
+// Whether rank 0 prints the decision `key` under MPIX_VERBOSE: every call at level
+// 2, each distinct decision once per communicator at level 1.
+bool reports(MPIX_Comm_s* comm, const std::string& key) {
+  const int level = verbose_level();
+  return comm->rank == 0 && level > 0 && (level > 1 || comm->verbose_reported.insert(key).second);
+}
+
 void report(MPIX_Comm_s* comm, const char* call, const Algorithm& algorithm, const std::string& params,
             const std::string& reason, const ExchangeFacts& facts, const std::vector<Prediction>& ranked) {
-  const int level = verbose_level();
-  if (comm->rank != 0 || level == 0) return;
+  if (comm->rank != 0 || verbose_level() == 0) return;
   std::string decision = format("[mpix] %s: %s%s%s (%s)", call, algorithm.name, params.empty() ? "" : " ",
                                 params.c_str(), reason.c_str());
-  if (level == 1 && !comm->verbose_reported.insert(decision).second) return;
+  if (!reports(comm, decision)) return;
   std::string text = decision + "\n[mpix]   facts: " + facts.describe() + "\n";
   if (!ranked.empty()) {
     text += "[mpix]   predicted:";
@@ -452,7 +458,7 @@ bool carries_blocks(Op op, const Exchange& ex, const Hints& hints, const Agreeme
                               "agreement and then %s (its own facts, each rank's taken for every rank's)\n",
                               carried <= separate ? "carries" : "does not carry", microseconds(carried).c_str(),
                               microseconds(separate).c_str(), best.algorithm->name);
-    if (verbose_level() > 1 || comm->verbose_reported.insert(line).second) std::fputs(line.c_str(), stderr);
+    if (reports(comm, line)) std::fputs(line.c_str(), stderr);
   }
   return carried <= separate;
 }
@@ -558,7 +564,6 @@ int plan_dense(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm, Reusabl
       return MPIX_SUCCESS;
     }
   }
-  const bool repeats_carried = blocks_delivered;  // and !all.changed: the kept call was this one on every rank
   if (!persistent) {
     if (!all.changed && !kept_call_only) {
       ++(*kept)->reuses;
@@ -644,9 +649,10 @@ int plan_dense(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm, Reusabl
   if (reusable) {
     // mpix_check_args=true asks for the sizes to be compared on every call: after the agreement.
     reusable->carried = all.keeps && !all.facts.in_place && !hints.check_args && request->plan->carries_change();
-    // This call's agreement found it the same as the previous one on every rank, as
-    // a run after an agreement would: the next call may run the plan without one.
-    if (repeats_carried) reusable->reuses = 1;
+    // Blocks that arrived here (and a plan made) mean this call's agreement found it
+    // the same as the kept call on every rank, as a run after an agreement would: the
+    // next call may run the plan without one.
+    if (blocks_delivered) reusable->reuses = 1;
     reusable->request = std::move(request);
     *kept = reusable.release();
   } else {
