@@ -5,8 +5,10 @@
 // nodes (MPIX_PPN).
 #include <catch2/catch.hpp>
 #include <cstdlib>
+#include <set>
 #include <string>
 
+#include "core/carried_agreement.hpp"
 #include "core/comm.hpp"
 #include "core/registry.hpp"
 #include "harness.hpp"
@@ -169,6 +171,53 @@ TEST_CASE("auto alltoallv: small blocks arrive with the agreement, every datatyp
   for (const char* types : {"int", "vector"})
     check(DenseCase{false, Distribution::uniform, 48, types, Mode::blocking, true, 2, "", {}}, guard.comm);
   check_first_call_carried(false, "tuna_carried");
+}
+
+// The carried agreement in lanes (carried_agreement.hpp): nodes emulated as
+// blocks of 2 and of half the ranks, wherever that makes equal nodes, the pattern
+// set on every rank (as choose_carry_pattern's broadcast would). The first call of
+// small blocks arrives with the agreement as tuna_hier_coalesced; every datatype,
+// in place, empty blocks, blocks at the limit and beyond it on some ranks.
+TEST_CASE("auto: the agreement carries the blocks in lanes, every datatype", "[auto]") {
+  const int size = harness::world_size();
+  for (int ppn : std::set<int>{2, size / 2}) {
+    if (ppn < 2 || size % ppn != 0 || size / ppn < 2) continue;
+    harness::Comm guard;
+    REQUIRE(MPIX_Comm_update_locality(guard.comm, ppn) == MPIX_SUCCESS);
+    REQUIRE(mpix::lanes_apply(guard.comm->locality));
+    guard.comm->carry_in_lanes = true;
+    INFO("nodes of " << ppn);
+    {
+      harness::Comm fresh;
+      REQUIRE(MPIX_Comm_update_locality(fresh.comm, ppn) == MPIX_SUCCESS);
+      fresh.comm->carry_in_lanes = true;
+      for (bool alltoall : {true, false}) {
+        check(DenseCase{alltoall, alltoall ? Distribution::constant : Distribution::uniform, 16, "byte",
+                        Mode::blocking, false, 1, "", {}}, fresh.comm);
+        const mpix::DenseChoice& choice = fresh.comm->blocking_choices[alltoall ? 0 : 1];
+        CHECK(choice.carried_blocks);
+        CHECK(choice.algorithm == "tuna_hier_coalesced");
+        // Rounds inside the node, then the lanes in batches.
+        int rounds = 0;
+        for (int distance = 1; distance < ppn; distance <<= 1) ++rounds;
+        const int lanes = size / ppn - 1;
+        CHECK(choice.carried.rounds == rounds + (lanes + mpix::kLaneBatch - 1) / mpix::kLaneBatch);
+        CHECK(choice.carried.messages == rounds + lanes);
+      }
+    }
+    for (const auto& types : harness::type_cases()) {
+      for (long long bytes : {0LL, 48LL, 96LL})
+        check(DenseCase{true, Distribution::constant, bytes, types.name.c_str(), Mode::blocking, false, 3, "", {}},
+              guard.comm);
+      for (Distribution dist : {Distribution::uniform, Distribution::powerlaw})
+        for (long long bytes : {0LL, 64LL, 96LL})
+          check(DenseCase{false, dist, bytes, types.name.c_str(), Mode::blocking, false, 3, "", {}}, guard.comm);
+    }
+    for (const char* types : {"int", "vector"}) {
+      check(DenseCase{true, Distribution::constant, 48, types, Mode::blocking, true, 2, "", {}}, guard.comm);
+      check(DenseCase{false, Distribution::uniform, 48, types, Mode::blocking, true, 2, "", {}}, guard.comm);
+    }
+  }
 }
 
 // ipc_hybrid with the other CMA direction (readv out of the sender's buffer) and

@@ -271,6 +271,40 @@ TEST_CASE("the carried exchange costs an agreement plus what its blocks add", "[
     }
 }
 
+// The lanes (carried_agreement.hpp): Bruck's rounds inside the node, then N - 1
+// messages between nodes. Their records alone cost more with every node, so a
+// layout of many small nodes keeps Bruck's rounds over all ranks, and a few large
+// ones take the lanes, whose blocks cross the network once; unequal nodes, one
+// node or one rank per node never do.
+TEST_CASE("the lanes: priced from their rounds, chosen for few large nodes", "[model]") {
+  mpix::MachineProfile profile;
+  for (int ppn : {2, 4, 32}) {
+    double previous = 0;
+    for (int nodes : {2, 4, 8, 16, 32, 64}) {
+      INFO("nodes of " << ppn << ", " << nodes << " of them");
+      const mpix::ExchangeFacts empty = facts_of(nodes * ppn, ppn, 0);
+      const double records = mpix::blocking_agreement_seconds(empty, profile, true);
+      CHECK(mpix::carried_seconds(empty, profile, true) == Approx(records));
+      CHECK(records > previous);
+      previous = records;
+      double carried = records;
+      for (long long block : {1LL, 16LL, 64LL}) {
+        const double seconds = mpix::carried_seconds(facts_of(nodes * ppn, ppn, block), profile, true);
+        CHECK(seconds > carried);
+        carried = seconds;
+      }
+      CHECK(mpix::carried_seconds(facts_of(nodes * ppn, ppn, 16, false), profile, true) >
+            mpix::carried_seconds(facts_of(nodes * ppn, ppn, 16), profile, true));
+    }
+  }
+  auto layout = [](int nodes, int ppn) { return facts_of(nodes * ppn, ppn, 0); };
+  CHECK(mpix::prefer_lanes(layout(8, 32), profile));
+  CHECK_FALSE(mpix::prefer_lanes(layout(64, 4), profile));
+  CHECK_FALSE(mpix::prefer_lanes(layout(1, 32), profile));
+  CHECK_FALSE(mpix::prefer_lanes(layout(64, 1), profile));
+  CHECK_FALSE(mpix::prefer_lanes(facts_of(250, 32, 0), profile));  // 7 nodes of 32 and one of 26
+}
+
 // The dissemination of a blocking call's agreement (carried_agreement.hpp), run
 // for P ranks in one process: every rank's sums count every rank once (a plain
 // dissemination counts some twice where P is not a power of two), its maxima and

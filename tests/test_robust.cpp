@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/comm.hpp"
 #include "core/completion.hpp"
 #include "core/error.hpp"
 #include "core/registry.hpp"
@@ -194,10 +195,9 @@ TEST_CASE("alltoall block sizes that disagree fail on every rank, for every algo
 // blocks are carried too (32 B against 16 B), too large to be (128 B), or it asks
 // for another algorithm or fails its own checks; and ranks that differ only in
 // their datatypes' layout or in mpix_plan_reuse (valid) exchange correctly.
-TEST_CASE("auto alltoall: bad input fails everywhere although the agreement carries blocks", "[abort]") {
-  Comm c;
+static void bad_alltoall_while_carrying(MPIX_Comm* comm) {
+  const struct { MPIX_Comm* comm; } c{comm};
   const int size = harness::world_size(), rank = harness::world_rank();
-  if (size < 2) return;
   for (int odd_count : {8, 32}) {
     INFO("rank 1 sends " << odd_count * 4 << " B blocks, the others 16 B");
     const int count = rank == 1 ? odd_count : 4;
@@ -257,10 +257,9 @@ TEST_CASE("auto alltoall: bad input fails everywhere although the agreement carr
 // everywhere with nothing written; one pair's block beyond the limit on both
 // sides is valid (no rank carries); so is a rank that asks for nothing where the
 // others ask for auto, unlike one that names an algorithm.
-TEST_CASE("auto alltoallv: bad input fails everywhere although the agreement carries blocks", "[abort]") {
-  Comm c;
+static void bad_alltoallv_while_carrying(MPIX_Comm* comm) {
+  const struct { MPIX_Comm* comm; } c{comm};
   const int size = harness::world_size(), rank = harness::world_rank();
-  if (size < 2) return;
   for (int expected : {2, 40}) {
     INFO("rank 1 sends 3 ints to rank 0, which expects " << expected);
     Exchange ex(3, expected, 1, 0);
@@ -296,6 +295,30 @@ TEST_CASE("auto alltoallv: bad input fails everywhere although the agreement car
     CHECK(all_ranks(ex.run(reuse.info, c.comm) == MPIX_SUCCESS));
     CHECK(all_ranks(ex.correct()));
   }
+}
+
+// Both on the communicator's own pattern of carried agreement and in lanes
+// (carried_agreement.hpp) on nodes of 2, where they apply: the pattern is set on
+// every rank, as choose_carry_pattern's broadcast would.
+static void on_both_patterns(void (*body)(MPIX_Comm*)) {
+  const int size = harness::world_size();
+  if (size < 2) return;
+  Comm own;
+  body(own.comm);
+  if (size % 2 != 0 || size < 4) return;
+  Comm lanes;
+  REQUIRE(MPIX_Comm_update_locality(lanes.comm, 2) == MPIX_SUCCESS);
+  lanes.comm->carry_in_lanes = true;
+  INFO("in lanes, nodes of 2");
+  body(lanes.comm);
+}
+
+TEST_CASE("auto alltoall: bad input fails everywhere although the agreement carries blocks", "[abort]") {
+  on_both_patterns(bad_alltoall_while_carrying);
+}
+
+TEST_CASE("auto alltoallv: bad input fails everywhere although the agreement carries blocks", "[abort]") {
+  on_both_patterns(bad_alltoallv_while_carrying);
 }
 
 // MPI has no query for "committed"; communicating with such a type fails only where

@@ -36,7 +36,7 @@ struct Agreement {
 
 // The record one rank contributes, 21 long longs; reduced field by field, sums
 // by addition, the rest by their maximum: by MPI_Allreduce (agree) or by a
-// dissemination that counts every rank once (agree_in_bruck_rounds).
+// dissemination that counts every rank once (agree_carrying).
 constexpr std::size_t kRecordBytes = 21 * sizeof(long long);
 void encode_record(const Agreement& mine, bool carrying, long long* record);
 void combine_records(const long long* in, long long* inout);

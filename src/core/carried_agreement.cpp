@@ -1,12 +1,14 @@
 #include "carried_agreement.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "breakdown.hpp"
 #include "comm.hpp"
 #include "completion.hpp"
 #include "error.hpp"
+#include "info.hpp"
 
 namespace mpix {
 
@@ -21,15 +23,99 @@ int blocks_in_round(int ranks, int distance) {
 }
 
 // Where the blocks of one rank wait between rounds: Bruck's rotation, slot j the
-// block for rank + j, then the one from rank - j. Slots of `stride` bytes; an
-// alltoallv's blocks (`sized`) travel with their sizes, one byte each.
+// block for rank + j, then the one from rank - j (the lanes keep one such slot per
+// node, agree_in_lanes). Slots of `stride` bytes; an alltoallv's blocks (`sized`)
+// travel with their sizes, one byte each.
 struct Rotation {
   long long stride;
   bool sized;
   char* slots;
   unsigned char* sizes;
   long long bytes(int j) const { return sized ? sizes[j] : stride; }
+  char* slot(int j) const { return slots + j * stride; }
+  std::size_t room(int count) const { return (std::size_t)count * (std::size_t)(stride + sized); }
+
+  // A message's part after the records: the sizes of `chosen` slots (alltoallv),
+  // then their bytes. Returns the bytes written.
+  std::size_t write(const std::vector<int>& chosen, char* out) const {
+    char* next = out;
+    if (sized)
+      for (int j : chosen) *next++ = (char)sizes[j];
+    for (int j : chosen) {
+      // Empty blocks (no rotation buffer for 0-byte alltoall blocks) have nothing to copy.
+      if (bytes(j) > 0) std::memcpy(next, slot(j), (std::size_t)bytes(j));
+      next += bytes(j);
+    }
+    charge_copy(next - out);
+    return (std::size_t)(next - out);
+  }
+
+  // The reverse, from a message part of `length` bytes: false, and nothing read,
+  // where it does not hold blocks of `chosen`'s number that fit (a rank sent its
+  // records alone, or its blocks have another size: the agreement will say why).
+  bool read(const std::vector<int>& chosen, const char* in, long long length) {
+    const long long count = (long long)chosen.size();
+    long long expected = sized ? count : count * stride;
+    if (sized) {
+      if (length < count) return false;
+      for (long long b = 0; b < count; ++b) {
+        if ((unsigned char)in[b] > kCarriedBlockLimit) return false;
+        expected += (unsigned char)in[b];
+      }
+    }
+    if (length != expected) return false;
+    const char* next = in + (sized ? count : 0);
+    for (long long b = 0; b < count; ++b) {
+      const int j = chosen[(std::size_t)b];
+      if (sized) sizes[j] = (unsigned char)in[b];
+      if (bytes(j) > 0) std::memcpy(slot(j), next, (std::size_t)bytes(j));
+      next += bytes(j);
+    }
+    charge_copy(expected);
+    return true;
+  }
 };
+
+// The rotation of `slot_count` slots for `blocks` (none: records alone) in
+// scratch, and its stride: kCarriedBlockLimit for an alltoallv, whose blocks
+// differ, the one block size of an alltoall.
+Rotation make_rotation(MPIX_Comm_s* comm, const Exchange* blocks, bool sized, int slot_count, ScratchBuffer* held) {
+  Rotation rotation{sized ? kCarriedBlockLimit : (blocks ? blocks->max_block_bytes : 0), sized, nullptr, nullptr};
+  *held = comm->scratch.acquire(blocks ? rotation.room(slot_count) : 0);
+  rotation.slots = held->data();
+  rotation.sizes = (unsigned char*)held->data() + (blocks ? slot_count * rotation.stride : 0);
+  return rotation;
+}
+
+// Whether the call's blocks arrived, by the agreed record: every rank sent them
+// (`complete` here) and the call is valid.
+bool blocks_valid(bool complete, bool sized, const Agreement& all) {
+  return complete && all.carried && !all.failed && !all.counts_disagree && all.algorithm != -2 &&
+         all.hints_hash != -2 && (sized || all.facts.min_block == all.facts.max_block);
+}
+
+// One round's exchange with a pair of ranks: the message in `out` to `to`, one of
+// at most `receivable` bytes from `from` into `in`. Returns its length in *received,
+// failing where it is shorter than its records.
+int exchange_round(MPI_Comm comm, const char* out, std::size_t sent, int to, char* in, std::size_t receivable,
+                   int from, int tag, std::size_t records, int* received) {
+  MPI_Request requests[2];
+  MPI_Status statuses[2];
+  MPIX_CHECK_MPI(MPI_Irecv(in, (int)receivable, MPI_BYTE, from, tag, comm, &requests[0]));
+  MPIX_CHECK_MPI(MPI_Isend(out, (int)sent, MPI_BYTE, to, tag, comm, &requests[1]));
+  MPIX_TRY(wait_all(2, requests, comm, statuses));
+  MPIX_CHECK_MPI(MPI_Get_count(&statuses[0], MPI_BYTE, received));
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  if (*received < (int)records)
+    return fail(MPIX_ERR_MPI, format("agreement: rank %d received %d bytes from rank %d, fewer than its %d records",
+                                     rank, *received, from, (int)(records / kRecordBytes)));
+  return MPIX_SUCCESS;
+}
+
+// The tag of the next plan: no plan that could be active uses it (comm.hpp), and
+// the agreement ends before that plan is made.
+int agreement_tag(const MPIX_Comm_s* comm) { return (int)(comm->plans_created % comm->tag_slots) * 8; }
 
 }  // namespace
 
@@ -64,124 +150,217 @@ void Dissemination::arrived(int distance, const long long* in) {
   combine_records(in, window_);
 }
 
+namespace {
+
 int agree_in_bruck_rounds(MPIX_Comm_s* comm, const Agreement& mine, const Exchange* blocks, Agreement* all,
                           bool* delivered, PlanStats* moved) {
-  TimeScope agreeing(TimePhase::agreement);
-  *delivered = false;
-  *moved = PlanStats{};
   const int ranks = comm->size, rank = comm->rank;
   const MPI_Comm lib_comm = comm->lib_comm;
   const bool sized = !mine.facts.uniform;
-  if (blocks && blocks->max_block_bytes > kCarriedBlockLimit)
-    return fail(MPIX_ERR_ARG, "agree_in_bruck_rounds: blocks too large");
   int most_blocks = 0;
   for (int distance = 1; distance < ranks; distance <<= 1)
     most_blocks = std::max(most_blocks, blocks_in_round(ranks, distance));
 
-  Rotation rotation{sized ? kCarriedBlockLimit : (blocks ? blocks->max_block_bytes : 0), sized, nullptr, nullptr};
-  ScratchBuffer rotated = comm->scratch.acquire(blocks ? (std::size_t)(ranks * (rotation.stride + sized)) : 0);
-  rotation.slots = rotated.data();
-  rotation.sizes = (unsigned char*)rotated.data() + (blocks ? ranks * rotation.stride : 0);
-  const std::size_t header_bytes = 2 * kRecordBytes, size_bytes = sized ? most_blocks : 0;
-  ScratchBuffer outgoing =
-      comm->scratch.acquire(header_bytes + (blocks ? size_bytes + (std::size_t)(most_blocks * rotation.stride) : 0));
-  ScratchBuffer incoming =
-      comm->scratch.acquire(header_bytes + size_bytes + (std::size_t)most_blocks * kCarriedBlockLimit);
+  ScratchBuffer rotated;
+  Rotation rotation = make_rotation(comm, blocks, sized, ranks, &rotated);
+  const std::size_t header_bytes = 2 * kRecordBytes;
+  ScratchBuffer outgoing = comm->scratch.acquire(header_bytes + (blocks ? rotation.room(most_blocks) : 0));
+  Rotation widest{kCarriedBlockLimit, sized, nullptr, nullptr};
+  ScratchBuffer incoming = comm->scratch.acquire(header_bytes + widest.room(most_blocks));
   moved->scratch_bytes = rotated.size() + outgoing.size() + incoming.size();
   if (blocks)
     for (int j = 0; j < ranks; ++j) {
       const Block block = blocks->send.block((rank + j) % ranks);
       if (sized) rotation.sizes[j] = (unsigned char)block.bytes();
-      MPIX_TRY(pack_block(block, rotation.slots + j * rotation.stride, lib_comm));
+      MPIX_TRY(pack_block(block, rotation.slot(j), lib_comm));
     }
 
   long long record[kRecordFields];
   encode_record(mine, blocks != nullptr, record);
   Dissemination dissemination(ranks, record);
-  // The tag of the next plan: no plan that could be active uses it (comm.hpp), and
-  // this exchange ends before that plan is made.
-  const int tag = (int)(comm->plans_created % comm->tag_slots) * 8;
+  const int tag = agreement_tag(comm);
   bool complete = blocks != nullptr;  // every message brought blocks
-  ++comm->agreements;
+  std::vector<int> chosen;
   for (int distance = 1; distance < ranks; distance <<= 1) {
     const int to = (rank + distance) % ranks, from = (rank - distance + ranks) % ranks;
-    const int round_blocks = blocks_in_round(ranks, distance);
+    chosen.clear();
+    for (int j = 0; j < ranks; ++j)
+      if (j & distance) chosen.push_back(j);
     const std::size_t records_out =
         (std::size_t)dissemination.send(distance, (long long*)outgoing.data()) * kRecordBytes;
     const std::size_t records_in = (std::size_t)dissemination.receives(distance) * kRecordBytes;
-    std::size_t sent_bytes = records_out;
     std::size_t block_bytes = 0;
-    if (blocks) {
-      char* sizes = outgoing.data() + sent_bytes;
-      if (sized) sent_bytes += round_blocks;
-      for (int j = 0; j < ranks; ++j)
-        if (j & distance) {
-          const long long bytes = rotation.bytes(j);
-          if (sized) *sizes++ = (char)bytes;
-          // Empty blocks (no rotation buffer for 0-byte alltoall blocks) have nothing to copy.
-          if (bytes > 0) std::memcpy(outgoing.data() + sent_bytes, rotation.slots + j * rotation.stride, (std::size_t)bytes);
-          sent_bytes += bytes;
-          block_bytes += bytes;
-        }
-      charge_copy((long long)(sent_bytes - records_out));
-    }
+    const std::size_t sent_bytes = records_out + (blocks ? rotation.write(chosen, outgoing.data() + records_out) : 0);
+    if (blocks)
+      for (int j : chosen) block_bytes += (std::size_t)rotation.bytes(j);
     ++moved->rounds;
     ++moved->messages;
     ++moved->metadata_messages;
     moved->payload_bytes += (long long)block_bytes;
     moved->metadata_bytes += (long long)(sent_bytes - block_bytes);
-    MPI_Request requests[2];
-    MPI_Status statuses[2];
-    const int receivable = (int)(records_in + (sized ? round_blocks : 0) + round_blocks * kCarriedBlockLimit);
-    MPIX_CHECK_MPI(MPI_Irecv(incoming.data(), receivable, MPI_BYTE, from, tag, lib_comm, &requests[0]));
-    MPIX_CHECK_MPI(MPI_Isend(outgoing.data(), (int)sent_bytes, MPI_BYTE, to, tag, lib_comm, &requests[1]));
-    MPIX_TRY(wait_all(2, requests, lib_comm, statuses));
     int received = 0;
-    MPIX_CHECK_MPI(MPI_Get_count(&statuses[0], MPI_BYTE, &received));
-    if (received < (int)records_in)
-      return fail(MPIX_ERR_MPI, format("agreement: rank %d received %d bytes from rank %d, fewer than its %d records",
-                                       rank, received, from, (int)(records_in / kRecordBytes)));
+    MPIX_TRY(exchange_round(lib_comm, outgoing.data(), sent_bytes, to, incoming.data(),
+                            records_in + widest.room((int)chosen.size()), from, tag, records_in, &received));
     long long theirs[2 * kRecordFields];
     std::memcpy(theirs, incoming.data(), records_in);
     dissemination.arrived(distance, theirs);
-    // A message without blocks that fit this rank's: the agreement will show why
-    // (a rank sent none, or block sizes differ), and the blocks are dropped.
-    if (!complete) continue;
-    const char* next = incoming.data() + records_in;
-    const unsigned char* sizes = (const unsigned char*)next;
-    long long expected = round_blocks * rotation.stride;
-    if (sized) {
-      next += round_blocks;
-      expected = round_blocks;
-      complete = received >= (int)records_in + round_blocks;  // the sizes arrived
-      for (int b = 0; complete && b < round_blocks; ++b) {
-        complete = sizes[b] <= kCarriedBlockLimit;
-        expected += sizes[b];
-      }
-    }
-    complete = complete && received == (long long)records_in + expected;
-    if (!complete) continue;
-    for (int j = 0; j < ranks; ++j)
-      if (j & distance) {
-        if (sized) rotation.sizes[j] = *sizes++;
-        const long long bytes = rotation.bytes(j);
-        if (bytes > 0) std::memcpy(rotation.slots + j * rotation.stride, next, (std::size_t)bytes);
-        next += bytes;
-      }
-    charge_copy(expected);
+    complete = complete && rotation.read(chosen, incoming.data() + records_in, received - (long long)records_in);
   }
   decode_record(dissemination.result(), mine, all);
-  *delivered = complete && all->carried && !all->failed && !all->counts_disagree && all->algorithm != -2 &&
-               all->hints_hash != -2 && (sized || all->facts.min_block == all->facts.max_block);
+  *delivered = blocks_valid(complete, sized, *all);
   if (!*delivered) return MPIX_SUCCESS;
   for (int j = 0; j < ranks; ++j) {
     const Block block = blocks->recv.block((rank - j + ranks) % ranks);
     // The agreed checksums say every block has the size its receiver expects; a
     // block that does not (their chance, about 2^-64, comes from a sum that
     // cancels) is not written.
-    if (block.bytes() == rotation.bytes(j)) MPIX_TRY(unpack_block(rotation.slots + j * rotation.stride, block, lib_comm));
+    if (block.bytes() == rotation.bytes(j)) MPIX_TRY(unpack_block(rotation.slot(j), block, lib_comm));
   }
   return MPIX_SUCCESS;
+}
+
+int agree_in_lanes(MPIX_Comm_s* comm, const Agreement& mine, const Exchange* blocks, Agreement* all, bool* delivered,
+                   PlanStats* moved) {
+  const Locality& locality = comm->locality;
+  const int nodes = locality.num_nodes(), ppn = locality.local_size();
+  const int node = locality.node(), local = locality.local_rank();
+  const std::vector<int>& mates = locality.node_ranks(node);
+  const MPI_Comm lib_comm = comm->lib_comm;
+  const bool sized = !mine.facts.uniform;
+  // Slot j * nodes + m: the block for node m's rank of local rank local + j, until
+  // the rounds inside the node bring there the one from local rank local - j of
+  // this node for node m's rank of this local rank.
+  ScratchBuffer rotated;
+  Rotation rotation = make_rotation(comm, blocks, sized, comm->size, &rotated);
+  // Slot (k - 1) * ppn + j: the block from local rank local - j of node node - k.
+  ScratchBuffer arrived_blocks;
+  Rotation arrivals = make_rotation(comm, blocks, sized, comm->size, &arrived_blocks);
+  const int lanes = nodes - 1, batch = std::min(lanes, kLaneBatch);
+  const std::size_t lane_room = kRecordBytes + (std::size_t)ppn * (std::size_t)(kCarriedBlockLimit + sized);
+  int most_blocks = 0;
+  for (int distance = 1; distance < ppn; distance <<= 1)
+    most_blocks = std::max(most_blocks, blocks_in_round(ppn, distance) * nodes);
+  const std::size_t round_room = 2 * kRecordBytes + Rotation{kCarriedBlockLimit, sized, nullptr, nullptr}.room(most_blocks);
+  ScratchBuffer outgoing = comm->scratch.acquire(std::max(round_room, (std::size_t)batch * lane_room));
+  ScratchBuffer incoming = comm->scratch.acquire(std::max(round_room, (std::size_t)batch * lane_room));
+  moved->scratch_bytes = rotated.size() + arrived_blocks.size() + outgoing.size() + incoming.size();
+  if (blocks)
+    for (int j = 0; j < ppn; ++j)
+      for (int m = 0; m < nodes; ++m) {
+        const Block block = blocks->send.block(locality.node_ranks(m)[(local + j) % ppn]);
+        if (sized) rotation.sizes[j * nodes + m] = (unsigned char)block.bytes();
+        MPIX_TRY(pack_block(block, rotation.slot(j * nodes + m), lib_comm));
+      }
+
+  long long record[kRecordFields];
+  encode_record(mine, blocks != nullptr, record);
+  Dissemination node_records(ppn, record);
+  const int tag = agreement_tag(comm);
+  bool complete = blocks != nullptr;
+  std::vector<int> chosen;
+  auto count_message = [&](std::size_t sent_bytes, std::size_t block_bytes) {
+    ++moved->messages;
+    ++moved->metadata_messages;
+    moved->payload_bytes += (long long)block_bytes;
+    moved->metadata_bytes += (long long)(sent_bytes - block_bytes);
+  };
+  auto block_bytes_of = [&](const Rotation& from) {
+    std::size_t bytes = 0;
+    if (blocks)
+      for (int j : chosen) bytes += (std::size_t)from.bytes(j);
+    return bytes;
+  };
+  // Inside the node: Bruck's radix-2 rounds over the local ranks, each slot j
+  // moving with all its nodes' blocks, and the dissemination of the node's record.
+  for (int distance = 1; distance < ppn; distance <<= 1) {
+    const int to = mates[(local + distance) % ppn], from = mates[(local - distance + ppn) % ppn];
+    chosen.clear();
+    for (int j = 0; j < ppn; ++j)
+      if (j & distance)
+        for (int m = 0; m < nodes; ++m) chosen.push_back(j * nodes + m);
+    const std::size_t records_out = (std::size_t)node_records.send(distance, (long long*)outgoing.data()) * kRecordBytes;
+    const std::size_t records_in = (std::size_t)node_records.receives(distance) * kRecordBytes;
+    const std::size_t sent_bytes = records_out + (blocks ? rotation.write(chosen, outgoing.data() + records_out) : 0);
+    ++moved->rounds;
+    count_message(sent_bytes, block_bytes_of(rotation));
+    int received = 0;
+    MPIX_TRY(exchange_round(lib_comm, outgoing.data(), sent_bytes, to, incoming.data(), round_room, from, tag,
+                            records_in, &received));
+    long long theirs[2 * kRecordFields];
+    std::memcpy(theirs, incoming.data(), records_in);
+    node_records.arrived(distance, theirs);
+    complete = complete && rotation.read(chosen, incoming.data() + records_in, received - (long long)records_in);
+  }
+  // Between nodes: lane k sends the node's record and the blocks for node + k to
+  // its rank of this local rank and receives node - k's, in batches of at most
+  // kLaneBatch lanes. Each node's record arrives once, so the sums are exact.
+  long long agreed[kRecordFields];
+  std::memcpy(agreed, node_records.result(), kRecordBytes);
+  std::vector<MPI_Request> requests(2 * (std::size_t)batch);
+  std::vector<MPI_Status> statuses(2 * (std::size_t)batch);
+  for (int first = 1; first <= lanes; first += batch) {
+    const int in_batch = std::min(batch, lanes - first + 1);
+    ++moved->rounds;
+    for (int b = 0; b < in_batch; ++b) {
+      const int k = first + b, to_node = (node + k) % nodes, from_node = (node - k + nodes) % nodes;
+      char* out = outgoing.data() + b * lane_room;
+      std::memcpy(out, agreed, kRecordBytes);
+      chosen.clear();
+      for (int j = 0; j < ppn; ++j) chosen.push_back(j * nodes + to_node);
+      const std::size_t sent_bytes = kRecordBytes + (blocks ? rotation.write(chosen, out + kRecordBytes) : 0);
+      count_message(sent_bytes, block_bytes_of(rotation));
+      MPIX_CHECK_MPI(MPI_Irecv(incoming.data() + b * lane_room, (int)lane_room, MPI_BYTE,
+                               locality.node_ranks(from_node)[local], tag, lib_comm, &requests[2 * b]));
+      MPIX_CHECK_MPI(MPI_Isend(out, (int)sent_bytes, MPI_BYTE, locality.node_ranks(to_node)[local], tag, lib_comm,
+                               &requests[2 * b + 1]));
+    }
+    MPIX_TRY(wait_all(2 * in_batch, requests.data(), lib_comm, statuses.data()));
+    for (int b = 0; b < in_batch; ++b) {
+      const int k = first + b;
+      int received = 0;
+      MPIX_CHECK_MPI(MPI_Get_count(&statuses[2 * b], MPI_BYTE, &received));
+      const char* in = incoming.data() + b * lane_room;
+      if (received < (int)kRecordBytes)
+        return fail(MPIX_ERR_MPI, format("agreement: rank %d received %d bytes from rank %d, fewer than its record",
+                                         comm->rank, received, locality.node_ranks((node - k + nodes) % nodes)[local]));
+      long long theirs[kRecordFields];
+      std::memcpy(theirs, in, kRecordBytes);
+      combine_records(theirs, agreed);
+      chosen.clear();
+      for (int j = 0; j < ppn; ++j) chosen.push_back((k - 1) * ppn + j);
+      complete = complete && arrivals.read(chosen, in + kRecordBytes, received - (long long)kRecordBytes);
+    }
+  }
+  decode_record(agreed, mine, all);
+  *delivered = blocks_valid(complete, sized, *all);
+  if (!*delivered) return MPIX_SUCCESS;
+  for (int source = 0; source < comm->size; ++source) {
+    const Block block = blocks->recv.block(source);
+    const int m = locality.node_of(source), j = (local - locality.local_rank_of(source) + ppn) % ppn;
+    const Rotation& holder = m == node ? rotation : arrivals;
+    const int slot = m == node ? j * nodes + node : ((node - m + nodes) % nodes - 1) * ppn + j;
+    // As in agree_in_bruck_rounds: a block of another size than expected is not written.
+    if (block.bytes() == holder.bytes(slot)) MPIX_TRY(unpack_block(holder.slot(slot), block, lib_comm));
+  }
+  return MPIX_SUCCESS;
+}
+
+}  // namespace
+
+bool lanes_apply(const Locality& locality) {
+  return locality.num_nodes() > 1 && locality.local_size() > 1 && locality.uniform_nodes();
+}
+
+int agree_carrying(MPIX_Comm_s* comm, const Agreement& mine, const Exchange* blocks, Agreement* all,
+                   bool* delivered, PlanStats* moved) {
+  TimeScope agreeing(TimePhase::agreement);
+  *delivered = false;
+  *moved = PlanStats{};
+  if (blocks && blocks->max_block_bytes > kCarriedBlockLimit)
+    return fail(MPIX_ERR_ARG, "agree_carrying: blocks too large");
+  ++comm->agreements;
+  return comm->carry_in_lanes ? agree_in_lanes(comm, mine, blocks, all, delivered, moved)
+                              : agree_in_bruck_rounds(comm, mine, blocks, all, delivered, moved);
 }
 
 double carried_bruck_seconds(const ExchangeFacts& facts, const MachineProfile& profile) {
@@ -207,6 +386,100 @@ double carried_bruck_seconds(const ExchangeFacts& facts, const MachineProfile& p
     seconds += rounds_seconds({round}, profile) - records_alone;
   }
   return seconds;
+}
+
+
+namespace {
+
+// The rounds of agree_in_lanes with blocks of `block` bytes each (0: records
+// alone), and the bytes it copies into *copied.
+std::vector<RoundCost> lanes_rounds(const ExchangeFacts& facts, double block, double* copied) {
+  const int ppn = facts.max_ppn, nodes = facts.nodes;
+  std::vector<RoundCost> rounds;
+  *copied = 2.0 * facts.ranks * block;  // into the rotation, out of it
+  for (int distance = 1; distance < ppn; distance <<= 1) {
+    const double bytes = (double)blocks_in_round(ppn, distance) * nodes * block;
+    RoundCost round;
+    round.intra = LevelCounts{1.0, (double)kRecordBytes + bytes};
+    round.ranks = facts.ranks;
+    round.nodes = nodes;
+    rounds.push_back(round);
+    *copied += 2.0 * bytes;
+  }
+  const int lanes = nodes - 1;
+  RoundCost round;
+  round.rounds = std::ceil((double)lanes / kLaneBatch);
+  round.inter.messages = lanes / round.rounds;
+  round.inter.bytes = lanes * ((double)kRecordBytes + ppn * block) / round.rounds;
+  round.nic_sharers = ppn;
+  round.ranks = facts.ranks;
+  round.nodes = nodes;
+  if (block > 0) round.busiest_bytes = busiest_bytes_factor(facts, ppn);
+  rounds.push_back(round);
+  *copied += 2.0 * lanes * ppn * block;
+  return rounds;
+}
+
+double lanes_seconds(const ExchangeFacts& facts, const MachineProfile& profile, double block) {
+  double copied = 0;
+  const std::vector<RoundCost> rounds = lanes_rounds(facts, block, &copied);
+  // The collective's software overhead, as agreement_seconds charges the
+  // dissemination, so that the two patterns compare on their messages alone.
+  return rounds_seconds(rounds, profile) + copied / profile.copy_bandwidth + profile.collective_overhead;
+}
+
+// The block a carried exchange moves per pair, with its byte of size.
+double carried_block(const ExchangeFacts& facts) {
+  return facts.uniform ? (double)facts.max_block : facts.mean_block() + 1.0;
+}
+
+}  // namespace
+
+double carried_seconds(const ExchangeFacts& facts, const MachineProfile& profile, bool lanes) {
+  return lanes ? lanes_seconds(facts, profile, carried_block(facts)) : carried_bruck_seconds(facts, profile);
+}
+
+double blocking_agreement_seconds(const ExchangeFacts& facts, const MachineProfile& profile, bool lanes) {
+  return lanes ? lanes_seconds(facts, profile, 0.0) : agreement_seconds(facts, profile);
+}
+
+bool prefer_lanes(const ExchangeFacts& layout, const MachineProfile& profile) {
+  if (layout.nodes < 2 || layout.max_ppn < 2 || !layout.equal_nodes()) return false;
+  // One call of each kind: the carried exchange of 16-byte blocks (its case), and
+  // records alone (a call with larger blocks), where lanes pay N - 1 messages of
+  // a record each for Bruck's log2 P rounds: the pattern whose pair costs less.
+  ExchangeFacts small = layout;
+  small.uniform = true;
+  small.max_block = small.min_block = 16;
+  small.total_bytes = 16 * small.pairs();
+  small.nonempty_blocks = small.pairs();
+  small.max_rank_send = small.max_rank_recv = 16LL * (small.ranks - 1);
+  small.max_rank_messages = small.ranks - 1;
+  small.intra_node_bytes = 16LL * small.nodes * small.max_ppn * (small.max_ppn - 1);
+  auto pair = [&](bool lanes) {
+    return carried_seconds(small, profile, lanes) + blocking_agreement_seconds(layout, profile, lanes);
+  };
+  return pair(true) < pair(false);
+}
+
+int choose_carry_pattern(MPIX_Comm_s* comm) {
+  int lanes = 0;
+  if (comm->rank == 0 && lanes_apply(comm->locality)) {
+    ExchangeFacts layout;
+    layout.ranks = comm->size;
+    layout.nodes = comm->locality.num_nodes();
+    layout.max_ppn = layout.min_ppn = comm->locality.local_size();
+    MachineProfile profile;
+    std::string path, source;
+    // A machine file that does not load leaves the built-in profile: the calls
+    // that name it report why.
+    if (lookup(nullptr, "mpix_machine_file", &path, &source) && load_machine_profile(path, &profile) != MPIX_SUCCESS)
+      profile = MachineProfile{};
+    lanes = prefer_lanes(layout, profile);
+  }
+  MPIX_CHECK_MPI(MPI_Bcast(&lanes, 1, MPI_INT, 0, comm->lib_comm));
+  comm->carry_in_lanes = lanes != 0;
+  return MPIX_SUCCESS;
 }
 
 }  // namespace mpix

@@ -1,9 +1,12 @@
 // The agreement of a blocking MPIX_Alltoall or MPIX_Alltoallv carried in the
-// rounds of a radix-2 Bruck exchange (docs/user-guide.md, "A blocking call's
-// agreement carries its blocks"; measured beforehand by bench/fused-agreement-probe).
+// rounds of an exchange that can carry its blocks too (docs/user-guide.md, "A
+// blocking call's agreement carries its blocks"; measured beforehand by
+// bench/fused-agreement-probe).
 //
 // Round k of a radix-2 Bruck exchange sends to rank + 2^k and receives from
 // rank - 2^k: the pattern of a dissemination allreduce, which depends on P alone.
+// The lanes (below) run it inside each node, then send each node's record once
+// to every other node. The pattern is the communicator's, fixed with its layout.
 // Every blocking call that does not run a kept plan makes its agreement this way,
 // the agreement's records in front of each round's message, so no input can make
 // ranks wait for different messages. The sums (bytes, checksums) are exact: where
@@ -13,7 +16,7 @@
 // A rank whose own facts make the Bruck exchange `auto`'s choice for a first call
 // (carries_blocks in dense.cpp) puts its blocks behind the records, an alltoallv's
 // with a byte of size each (TuNA's radix-2 schedule with its sizes carried, as
-// tuna_carried r=2). Where every rank did so and the agreement finds the call
+// tuna_carried r=2; in lanes, as tuna_hier_coalesced r=2). Where every rank did so and the agreement finds the call
 // valid (no rank failed its checks, the same algorithm and hints, counts that
 // agree, for alltoall one block size), the blocks have arrived when the agreement
 // has: the call is done, at the cost of the exchange alone. Otherwise the blocks
@@ -31,6 +34,7 @@ struct MPIX_Comm_s;
 namespace mpix {
 
 struct Exchange;
+class Locality;
 
 // Largest block a rank puts behind its record: 64 bytes keep a round's receive
 // within P/2 x 64 bytes (32 KiB at P = 1024), and from there on the record's
@@ -66,19 +70,51 @@ class Dissemination {
   bool has_remainder_ = false;
 };
 
-// Collective on comm->lib_comm, in place of agree() for a blocking call. `mine`'s
-// facts.uniform: an alltoall (blocks without sizes). `blocks`: this rank's
-// checked exchange if it sends its blocks (every block, sent or received, of at
-// most kCarriedBlockLimit bytes), else NULL. *delivered: every rank sent its
-// blocks and the call is valid; the receive buffer holds the result. *moved: the
-// rounds, messages and bytes this rank sent (blocks as payload; records and sizes
-// as metadata) and the scratch it used.
-int agree_in_bruck_rounds(MPIX_Comm_s* comm, const Agreement& mine, const Exchange* blocks, Agreement* all,
-                          bool* delivered, PlanStats* moved);
+// Lane messages a rank has in flight at once in agree_in_lanes: at 8, a layout of
+// up to 9 nodes sends them in one batch, and a larger one keeps SimGrid's waits
+// short (a wait on 31,000 messages at P = 1024 took minutes to simulate).
+constexpr int kLaneBatch = 8;
 
-// The predicted time of agree_in_bruck_rounds with blocks: an agreement's
+// Collective on comm->lib_comm, in place of agree() for a blocking call, in the
+// communicator's pattern (choose_carry_pattern): Bruck's radix-2 rounds over all
+// ranks, or the lanes. `mine`'s facts.uniform: an alltoall (blocks without
+// sizes). `blocks`: this rank's checked exchange if it sends its blocks (every
+// block, sent or received, of at most kCarriedBlockLimit bytes), else NULL.
+// *delivered: every rank sent its blocks and the call is valid; the receive
+// buffer holds the result. *moved: the rounds, messages and bytes this rank sent
+// (blocks as payload; records and sizes as metadata) and the scratch it used.
+int agree_carrying(MPIX_Comm_s* comm, const Agreement& mine, const Exchange* blocks, Agreement* all,
+                   bool* delivered, PlanStats* moved);
+
+// The lanes (TuNA's hierarchical schedule, coalesced, paper 003, with the
+// agreement's records in it): Bruck's radix-2 rounds among the ranks of each
+// node, with the dissemination of the node's record, then one message from each
+// rank to the rank of the same local rank on every other node, carrying the
+// node's record and the node's blocks for that rank. One inter-node message per
+// pair of nodes per local rank, each byte across the network once, where Bruck's
+// rounds over all ranks send log2(N) rounds of half the blocks between nodes and
+// cross a node boundary in most of the others. For nodes of one size (the lanes
+// pair local ranks), of at least 2 ranks, at least 2 of them.
+bool lanes_apply(const Locality& locality);
+
+// Collective on comm->lib_comm when its layout is set: whether its blocking calls
+// agree in lanes. Rank 0 decides (prefer_lanes, with the machine file of its
+// environment, else the built-in profile) and tells the others, since the ranks'
+// patterns must match before any agreement could compare their profiles.
+int choose_carry_pattern(MPIX_Comm_s* comm);
+// Lanes where they apply and the model (`profile`) prices them below Bruck's
+// rounds for a carried call of 16-byte blocks and a call with records alone
+// together.
+// `layout`: P, nodes and ranks per node only.
+bool prefer_lanes(const ExchangeFacts& layout, const MachineProfile& profile);
+
+// The predicted time of agree_carrying with blocks (of facts' mean size, or an
+// alltoall's one size) in either pattern: for Bruck's rounds an agreement's
 // (agreement_seconds: the same rounds with the record alone), the time the
 // blocks' bytes add to each round, and the copies.
+double carried_seconds(const ExchangeFacts& facts, const MachineProfile& profile, bool lanes);
 double carried_bruck_seconds(const ExchangeFacts& facts, const MachineProfile& profile);
+// The predicted time of agree_carrying with records alone.
+double blocking_agreement_seconds(const ExchangeFacts& facts, const MachineProfile& profile, bool lanes);
 
 }  // namespace mpix

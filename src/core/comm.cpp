@@ -4,6 +4,7 @@
 #include <new>
 
 #include "agreement.hpp"
+#include "carried_agreement.hpp"
 #include "datatype.hpp"
 #include "error.hpp"
 #include "info.hpp"
@@ -76,6 +77,7 @@ extern "C" int MPIX_Comm_init(MPIX_Comm** comm, MPI_Comm mpi_comm) {
   int ranks_per_region = 0;
   region_size_from_environment(&ranks_per_region);  // a malformed value fails in init, everywhere
   if (rc == MPIX_SUCCESS) rc = c->regions.init(c->lib_comm, c->locality, ranks_per_region);
+  if (rc == MPIX_SUCCESS) rc = choose_carry_pattern(c);
   if (rc != MPIX_SUCCESS) {
     MPIX_Comm_free(&c);
     return rc;
@@ -112,7 +114,8 @@ extern "C" int MPIX_Comm_update_locality(MPIX_Comm* comm, int ppn) {
   MPIX_TRY(agree_layout(comm->lib_comm, "MPIX_Comm_update_locality", rc, ppn));
   MPIX_TRY(comm->locality.init(comm->lib_comm, ppn));
   // The regions live inside the nodes: rebuilt on the new nodes, with their setting.
-  return comm->regions.init(comm->lib_comm, comm->locality, comm->regions.ranks_per_region());
+  MPIX_TRY(comm->regions.init(comm->lib_comm, comm->locality, comm->regions.ranks_per_region()));
+  return choose_carry_pattern(comm);
 }
 
 extern "C" int MPIX_Comm_locality(const MPIX_Comm* comm, int* num_nodes, int* node,

@@ -68,6 +68,9 @@ struct MPIX_Comm_s {
   MPI_Op agreement_op = MPI_OP_NULL;  // the one agreement of dense calls (agreement.cpp)
   MPI_Datatype agreement_type = MPI_DATATYPE_NULL;
   unsigned long long agreements = 0;  // made so far (read by the tests)
+  // Blocking calls agree in lanes, not in Bruck's rounds over all ranks (agreed
+  // with the layout: choose_carry_pattern, carried_agreement.hpp).
+  bool carry_in_lanes = false;
   mpix::SddeStats sdde_stats;    // of the last SDDE call
   mpix::SddeWindow sdde_window;  // of the rma SDDE algorithm
   mpix::DirectCopy direct_copy;  // pids, CMA permission, CUDA IPC handles (ipc_hybrid)

@@ -451,8 +451,9 @@ bool carries_blocks(Op op, const Exchange& ex, const Hints& hints, const Agreeme
   }
   context.facts.direct_copy = comm->direct_copy.ready() && comm->direct_copy.cma();
   const Prediction best = select_dense(op, context);
-  const double carried = carried_bruck_seconds(context.facts, *hints.profile);
-  const double separate = best.seconds + agreement_seconds(context.facts, *hints.profile);
+  const double carried = carried_seconds(context.facts, *hints.profile, comm->carry_in_lanes);
+  const double separate =
+      best.seconds + blocking_agreement_seconds(context.facts, *hints.profile, comm->carry_in_lanes);
   if (comm->rank == 0 && verbose_level() > 0) {
     std::string line = format("[mpix]   rank 0 %s its blocks in the agreement: predicted %s, against %s for an "
                               "agreement and then %s (its own facts, each rank's taken for every rank's)\n",
@@ -507,7 +508,7 @@ int plan_dense(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm, Reusabl
   if (!persistent) {
     const bool carrying = local_rc == MPIX_SUCCESS &&
                           carries_blocks(a.op, context.exchange, hints, mine, mine.changed || kept_call_only, comm);
-    MPIX_TRY(agree_in_bruck_rounds(comm, mine, carrying ? &context.exchange : nullptr, &all, &blocks_delivered, &carried));
+    MPIX_TRY(agree_carrying(comm, mine, carrying ? &context.exchange : nullptr, &all, &blocks_delivered, &carried));
   } else {
     MPIX_TRY(agree(comm, mine, &all));
   }
@@ -540,16 +541,20 @@ int plan_dense(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm, Reusabl
   if (blocks_delivered) {
     *delivered = true;
     // An alltoallv's carried exchange is TuNA's radix-2 schedule with its sizes
-    // carried; an alltoall's, with one block size, Bruck's.
-    const char* carrier = a.op == kAlltoall ? "bruck" : "tuna_carried";
+    // carried; an alltoall's, with one block size, Bruck's; in lanes, the
+    // hierarchical TuNA's, coalesced.
+    const bool lanes = comm->carry_in_lanes;
+    const char* carrier = lanes ? "tuna_hier_coalesced" : a.op == kAlltoall ? "bruck" : "tuna_carried";
+    const std::string params =
+        lanes ? format("radix=2 block_count=%d", std::min(kLaneBatch, context.facts.nodes - 1)) : "radix=2";
     DenseChoice& choice = comm->blocking_choices[a.op == kAlltoall ? 0 : 1];
     choice.algorithm = carrier;
-    choice.params = "radix=2";
-    choice.predicted_seconds = carried_bruck_seconds(context.facts, *context.profile);
+    choice.params = params;
+    choice.predicted_seconds = carried_seconds(context.facts, *context.profile, lanes);
     choice.carried_blocks = true;
     choice.carried = carried;
     if (verbose)
-      report(comm, a.name, *find_algorithm(carrier, a.op), "radix=2", "auto: the agreement's rounds carried the blocks",
+      report(comm, a.name, *find_algorithm(carrier, a.op), params, "auto: the agreement's rounds carried the blocks",
              context.facts, {});
     // The call is done. Where every rank keeps plans (agreed: making one may take
     // messages between ranks), a plan is made for the calls that repeat it, but only
@@ -614,7 +619,8 @@ int plan_dense(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm, Reusabl
   if (algorithm->cost)
     request->predicted_seconds =
         predict_seconds(algorithm->cost(context.facts, context.params, *context.profile), *context.profile, false) +
-        agreement_seconds(context.facts, *context.profile);
+        (persistent ? agreement_seconds(context.facts, *context.profile)
+                    : blocking_agreement_seconds(context.facts, *context.profile, comm->carry_in_lanes));
   MPIX_TRY(prepare_device_buffers(info, algorithm->name, a.sendbuf == MPI_IN_PLACE, &context.exchange,
                                   &request->device_staging));
   if (a.sendbuf == MPI_IN_PLACE) {
