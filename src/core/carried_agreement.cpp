@@ -293,7 +293,11 @@ int agree_in_lanes(MPIX_Comm_s* comm, const Agreement& mine, const Exchange* blo
   }
   // Between nodes: lane k sends the node's record and the blocks for node + k to
   // its rank of this local rank and receives node - k's, in batches of at most
-  // kLaneBatch lanes. Each node's record arrives once, so the sums are exact.
+  // kLaneBatch lanes. Each node's record arrives once, so the sums are exact. As in
+  // tuna_hier_coalesced's inter-node phase, local rank t takes the lanes from
+  // t + 1 on, so that a batch's messages leave a node for many nodes, not all for
+  // the next few (its partners have the same local rank, so the same order).
+  auto lane = [&](int position) { return (local + position - 1) % lanes + 1; };
   long long agreed[kRecordFields];
   std::memcpy(agreed, node_records.result(), kRecordBytes);
   std::vector<MPI_Request> requests(2 * (std::size_t)batch);
@@ -302,7 +306,7 @@ int agree_in_lanes(MPIX_Comm_s* comm, const Agreement& mine, const Exchange* blo
     const int in_batch = std::min(batch, lanes - first + 1);
     ++moved->rounds;
     for (int b = 0; b < in_batch; ++b) {
-      const int k = first + b, to_node = (node + k) % nodes, from_node = (node - k + nodes) % nodes;
+      const int k = lane(first + b), to_node = (node + k) % nodes, from_node = (node - k + nodes) % nodes;
       char* out = outgoing.data() + b * lane_room;
       std::memcpy(out, agreed, kRecordBytes);
       chosen.clear();
@@ -316,7 +320,7 @@ int agree_in_lanes(MPIX_Comm_s* comm, const Agreement& mine, const Exchange* blo
     }
     MPIX_TRY(wait_all(2 * in_batch, requests.data(), lib_comm, statuses.data()));
     for (int b = 0; b < in_batch; ++b) {
-      const int k = first + b;
+      const int k = lane(first + b);
       int received = 0;
       MPIX_CHECK_MPI(MPI_Get_count(&statuses[2 * b], MPI_BYTE, &received));
       const char* in = incoming.data() + b * lane_room;
