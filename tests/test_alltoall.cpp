@@ -5,6 +5,7 @@
 // nodes (MPIX_PPN).
 #include <catch2/catch.hpp>
 #include <cstdlib>
+#include <fstream>
 #include <set>
 #include <string>
 
@@ -175,7 +176,8 @@ TEST_CASE("auto alltoallv: small blocks arrive with the agreement, every datatyp
 
 // The carried agreement in lanes (carried_agreement.hpp): nodes emulated as
 // blocks of 2 and of half the ranks, wherever that makes equal nodes, the pattern
-// set on every rank (as choose_carry_pattern's broadcast would). The first call of
+// set on every rank (as choose_carry_pattern's broadcast would), the lanes in
+// batches of 8 and of 2. The first call of
 // small blocks arrives with the agreement as tuna_hier_coalesced; every datatype,
 // in place, empty blocks, blocks at the limit and beyond it on some ranks.
 TEST_CASE("auto: the agreement carries the blocks in lanes, every datatype", "[auto]") {
@@ -186,14 +188,19 @@ TEST_CASE("auto: the agreement carries the blocks in lanes, every datatype", "[a
     REQUIRE(MPIX_Comm_update_locality(guard.comm, ppn) == MPIX_SUCCESS);
     REQUIRE(mpix::lanes_apply(guard.comm->locality));
     guard.comm->carry_in_lanes = true;
+    guard.comm->lane_batch = 2;  // several batches from 4 nodes on
     INFO("nodes of " << ppn);
     {
+      // Bandwidths without limit on the machine: the model carries blocks at any
+      // layout (on the built-in profile, 10 nodes of 2 would run node_aware).
+      const std::string machine = "/tmp/mpix_test_lanes_" + std::to_string(harness::world_rank());
+      std::ofstream(machine) << "inter_bandwidth = 1e15\nintra_bandwidth = 1e15\ncopy_bandwidth = 1e15\n";
       harness::Comm fresh;
       REQUIRE(MPIX_Comm_update_locality(fresh.comm, ppn) == MPIX_SUCCESS);
       fresh.comm->carry_in_lanes = true;
       for (bool alltoall : {true, false}) {
         check(DenseCase{alltoall, alltoall ? Distribution::constant : Distribution::uniform, 16, "byte",
-                        Mode::blocking, false, 1, "", {}}, fresh.comm);
+                        Mode::blocking, false, 1, "", {{"mpix_machine_file", machine}}}, fresh.comm);
         const mpix::DenseChoice& choice = fresh.comm->blocking_choices[alltoall ? 0 : 1];
         CHECK(choice.carried_blocks);
         CHECK(choice.algorithm == "tuna_hier_coalesced");

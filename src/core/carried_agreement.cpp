@@ -235,7 +235,7 @@ int agree_in_lanes(MPIX_Comm_s* comm, const Agreement& mine, const Exchange* blo
   // Slot (k - 1) * ppn + j: the block from local rank local - j of node node - k.
   ScratchBuffer arrived_blocks;
   Rotation arrivals = make_rotation(comm, blocks, sized, comm->size, &arrived_blocks);
-  const int lanes = nodes - 1, batch = std::min(lanes, kLaneBatch);
+  const int lanes = nodes - 1, batch = std::min(lanes, std::max(1, comm->lane_batch));
   const std::size_t lane_room = kRecordBytes + (std::size_t)ppn * (std::size_t)(kCarriedBlockLimit + sized);
   int most_blocks = 0;
   for (int distance = 1; distance < ppn; distance <<= 1)
@@ -308,7 +308,7 @@ int agree_in_lanes(MPIX_Comm_s* comm, const Agreement& mine, const Exchange* blo
     for (int b = 0; b < in_batch; ++b) {
       const int k = lane(first + b), to_node = (node + k) % nodes, from_node = (node - k + nodes) % nodes;
       char* out = outgoing.data() + b * lane_room;
-      std::memcpy(out, agreed, kRecordBytes);
+      std::memcpy(out, node_records.result(), kRecordBytes);  // not `agreed`, which sums earlier batches
       chosen.clear();
       for (int j = 0; j < ppn; ++j) chosen.push_back(j * nodes + to_node);
       const std::size_t sent_bytes = kRecordBytes + (blocks ? rotation.write(chosen, out + kRecordBytes) : 0);

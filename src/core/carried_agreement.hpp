@@ -70,9 +70,10 @@ class Dissemination {
   bool has_remainder_ = false;
 };
 
-// Lane messages a rank has in flight at once in agree_in_lanes: at 8, a layout of
-// up to 9 nodes sends them in one batch, and a larger one keeps SimGrid's waits
-// short (a wait on 31,000 messages at P = 1024 took minutes to simulate).
+// Lane messages a rank has in flight at once in agree_in_lanes (the default of
+// MPIX_Comm_s::lane_batch): at 8, a layout of up to 9 nodes sends them in one
+// batch, and a larger one keeps SimGrid's waits short (a wait on 31,000 messages
+// at P = 1024 took minutes to simulate).
 constexpr int kLaneBatch = 8;
 
 // Collective on comm->lib_comm, in place of agree() for a blocking call, in the

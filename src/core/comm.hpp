@@ -9,6 +9,7 @@
 
 #include "../gpu/direct_copy.hpp"
 #include "../topology/locality.hpp"
+#include "carried_agreement.hpp"
 #include "model.hpp"
 #include "../topology/regions.hpp"
 #include "scratch.hpp"
@@ -71,6 +72,7 @@ struct MPIX_Comm_s {
   // Blocking calls agree in lanes, not in Bruck's rounds over all ranks (agreed
   // with the layout: choose_carry_pattern, carried_agreement.hpp).
   bool carry_in_lanes = false;
+  int lane_batch = mpix::kLaneBatch;  // lanes in flight per rank (the tests set fewer)
   mpix::SddeStats sdde_stats;    // of the last SDDE call
   mpix::SddeWindow sdde_window;  // of the rma SDDE algorithm
   mpix::DirectCopy direct_copy;  // pids, CMA permission, CUDA IPC handles (ipc_hybrid)

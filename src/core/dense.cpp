@@ -546,7 +546,7 @@ int plan_dense(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm, Reusabl
     const bool lanes = comm->carry_in_lanes;
     const char* carrier = lanes ? "tuna_hier_coalesced" : a.op == kAlltoall ? "bruck" : "tuna_carried";
     const std::string params =
-        lanes ? format("radix=2 block_count=%d", std::min(kLaneBatch, context.facts.nodes - 1)) : "radix=2";
+        lanes ? format("radix=2 block_count=%d", std::min(comm->lane_batch, context.facts.nodes - 1)) : "radix=2";
     DenseChoice& choice = comm->blocking_choices[a.op == kAlltoall ? 0 : 1];
     choice.algorithm = carrier;
     choice.params = params;
