@@ -12,6 +12,7 @@
 #define MPI_Alltoall_init PMPI_Alltoall_init
 #define MPI_Alltoallv PMPI_Alltoallv
 #define MPI_Alltoallv_init PMPI_Alltoallv_init
+#define MPI_Bcast PMPI_Bcast
 #define MPI_Comm_dup PMPI_Comm_dup
 #define MPI_Comm_free PMPI_Comm_free
 #define MPI_Comm_get_attr PMPI_Comm_get_attr
