@@ -254,7 +254,7 @@ TEST_CASE("the carried exchange costs an agreement plus what its blocks add", "[
       INFO("P=" << ranks << " ppn=" << ppn);
       const mpix::ExchangeFacts empty = facts_of(ranks, ppn, 0);
       double previous = mpix::carried_bruck_seconds(empty, profile);
-      CHECK(previous == Approx(mpix::agreement_seconds(empty, profile)));
+      CHECK(previous == Approx(mpix::agreement_seconds(empty, profile, mpix::kPackedRecordBytes)));
       for (long long block : {1LL, 16LL, 64LL}) {
         const double seconds = mpix::carried_bruck_seconds(facts_of(ranks, ppn, block), profile);
         if (ranks > 1) CHECK(seconds > previous);
@@ -303,6 +303,72 @@ TEST_CASE("the lanes: priced from their rounds, chosen for few large nodes", "[m
   CHECK_FALSE(mpix::prefer_lanes(layout(1, 32), profile));
   CHECK_FALSE(mpix::prefer_lanes(layout(64, 1), profile));
   CHECK_FALSE(mpix::prefer_lanes(facts_of(250, 32, 0), profile));  // 7 nodes of 32 and one of 26
+}
+
+// A record on the wire of the carried agreement (agreement.hpp, pack_record):
+// every field's value comes back, the extremes of either sign included; a node's
+// record of 16-byte blocks at P = 256 packs into about kPackedRecordBytes, what
+// the model charges; bytes that do not hold a record read as none.
+TEST_CASE("a packed record: every value back, short, malformed bytes refused", "[model]") {
+  auto round_trip = [](const long long* record) {
+    char packed[mpix::kPackedRecordMaxBytes + 1];
+    const std::size_t bytes = mpix::pack_record(record, packed);
+    REQUIRE(bytes <= mpix::kPackedRecordMaxBytes);
+    long long back[mpix::kRecordFields];
+    REQUIRE(mpix::unpack_record(packed, bytes, back) == bytes);
+    for (int f = 0; f < mpix::kRecordFields; ++f) CHECK(back[f] == record[f]);
+    for (std::size_t shorter = 0; shorter < bytes; ++shorter) CHECK(mpix::unpack_record(packed, shorter, back) == 0);
+    return bytes;
+  };
+  const long long edges[] = {0, 1, -1, 127, 128, -128, 255, 256, 65535, 1LL << 40, LLONG_MAX, LLONG_MIN, LLONG_MIN + 1};
+  for (long long a : edges)
+    for (long long b : edges) {
+      long long record[mpix::kRecordFields];
+      for (int f = 0; f < mpix::kRecordFields; ++f) record[f] = f % 2 ? a : b;
+      round_trip(record);
+    }
+  unsigned long long state = 1;
+  for (int trial = 0; trial < 1000; ++trial) {
+    long long record[mpix::kRecordFields];
+    for (int f = 0; f < mpix::kRecordFields; ++f) {
+      state = mpix::pair_weight((int)state, trial);
+      record[f] = (long long)(state >> (state % 64));
+    }
+    round_trip(record);
+  }
+
+  // A node of 32 ranks of P = 256 (8 x 32), blocks uniform in [0, 16].
+  long long node_record[mpix::kRecordFields];
+  for (int local = 0; local < 32; ++local) {
+    mpix::Agreement mine;
+    mine.hints_hash = (long long)(1469598103934665603ull >> 2);  // hints_hash without parameters
+    mine.facts.max_block = 16;
+    mine.facts.min_block = 0;
+    mine.facts.total_bytes = mine.facts.max_rank_send = mine.facts.max_rank_recv = 255 * 8;
+    mine.facts.nonempty_blocks = mine.facts.max_rank_messages = 240;
+    mine.facts.intra_node_bytes = 31 * 8;
+    mine.sent_checksum = mpix::pair_weight(local, 1);
+    mine.expected_checksum = mpix::pair_weight(1, local);
+    long long record[mpix::kRecordFields];
+    mpix::encode_record(mine, true, record);
+    if (local == 0)
+      std::copy(record, record + mpix::kRecordFields, node_record);
+    else
+      mpix::combine_records(record, node_record);
+  }
+  const std::size_t typical = round_trip(node_record);
+  CHECK(typical <= mpix::kPackedRecordBytes);
+  CHECK(typical >= mpix::kPackedRecordBytes - 8);
+
+  // Half-bytes that claim more than 8 bytes, or a field beyond the last.
+  char packed[mpix::kPackedRecordMaxBytes] = {};
+  long long back[mpix::kRecordFields];
+  CHECK(mpix::unpack_record(packed, sizeof packed, back) == (mpix::kRecordFields + 1) / 2);
+  packed[3] = (char)0x90;
+  CHECK(mpix::unpack_record(packed, sizeof packed, back) == 0);
+  packed[3] = 0;
+  packed[(mpix::kRecordFields + 1) / 2 - 1] = (char)0x10;
+  CHECK(mpix::unpack_record(packed, sizeof packed, back) == 0);
 }
 
 // The dissemination of a blocking call's agreement (carried_agreement.hpp), run

@@ -154,6 +154,71 @@ void decode_record(const long long* agreed, const Agreement& mine, Agreement* al
   all->carried = agreed[kNotCarrying] == 0;
 }
 
+namespace {
+
+// The field whose maximum a minimum's field (a negated value) travels against.
+int maximum_of(int field) {
+  switch (field) {
+    case kAlgorithmNegMin: return kAlgorithmMax;
+    case kHashNegMin: return kHashMax;
+    case kNegMinBlock: return kMaxBlock;
+    default: return -1;
+  }
+}
+
+// The value of `field` on the wire, and back: max - min for a minimum (its
+// maximum comes first), zigzag for the rest, so small values of either sign are
+// short.
+unsigned long long to_wire(const long long* record, int field) {
+  const int maximum = maximum_of(field);
+  if (maximum >= 0) return (unsigned long long)record[field] + (unsigned long long)record[maximum];
+  const unsigned long long value = (unsigned long long)record[field];
+  return (value << 1) ^ (unsigned long long)(record[field] >> 63);
+}
+
+long long from_wire(unsigned long long wire, const long long* record, int field) {
+  const int maximum = maximum_of(field);
+  if (maximum >= 0) return (long long)(wire - (unsigned long long)record[maximum]);
+  return (long long)((wire >> 1) ^ (0 - (wire & 1)));
+}
+
+constexpr std::size_t kLengthBytes = (kFieldCount + 1) / 2;
+static_assert(kLengthBytes + kRecordBytes == kPackedRecordMaxBytes, "agreement.hpp's kPackedRecordMaxBytes");
+
+}  // namespace
+
+std::size_t pack_record(const long long* record, char* out) {
+  unsigned char* lengths = (unsigned char*)out;
+  std::fill(lengths, lengths + kLengthBytes, 0);
+  unsigned char* next = lengths + kLengthBytes;
+  for (int f = 0; f < kFieldCount; ++f) {
+    unsigned long long wire = to_wire(record, f);
+    unsigned length = 0;
+    for (; wire != 0; wire >>= 8, ++length) *next++ = (unsigned char)wire;
+    lengths[f / 2] |= (unsigned char)(length << (4 * (f % 2)));
+  }
+  return (std::size_t)((char*)next - out);
+}
+
+std::size_t unpack_record(const char* in, std::size_t length, long long* record) {
+  if (length < kLengthBytes) return 0;
+  const unsigned char* lengths = (const unsigned char*)in;
+  const unsigned char* next = lengths + kLengthBytes;
+  std::size_t used = kLengthBytes;
+  for (int f = 0; f < kFieldCount; ++f) {
+    const unsigned bytes = (lengths[f / 2] >> (4 * (f % 2))) & 0xf;
+    if (bytes > sizeof(long long) || used + bytes > length) return 0;
+    unsigned long long wire = 0;
+    for (unsigned b = 0; b < bytes; ++b) wire |= (unsigned long long)next[b] << (8 * b);
+    record[f] = from_wire(wire, record, f);
+    next += bytes;
+    used += bytes;
+  }
+  // The half-byte after an odd number of fields is not one.
+  if (kFieldCount % 2 && lengths[kLengthBytes - 1] >> 4) return 0;
+  return used;
+}
+
 void set_alltoall_sums(const Locality& locality, ExchangeFacts* facts) {
   const long long block = facts->max_block;
   facts->total_bytes = block * facts->pairs();
@@ -180,10 +245,11 @@ int agree(MPIX_Comm_s* comm, const Agreement& mine, Agreement* all) {
   return MPIX_SUCCESS;
 }
 
-double agreement_seconds(const ExchangeFacts& facts, const MachineProfile& profile) {
-  // MPICH's and SMPI's allreduce of a small record: recursive doubling.
-  return rounds_seconds(allreduce_rounds(facts.ranks, facts.nodes > 1 ? facts.max_ppn : facts.ranks,
-                                         (double)(kFieldCount * sizeof(long long))), profile) +
+double agreement_seconds(const ExchangeFacts& facts, const MachineProfile& profile, double record_bytes) {
+  // MPICH's and SMPI's allreduce of a small record: recursive doubling, as many
+  // rounds as the carried agreement's dissemination.
+  return rounds_seconds(allreduce_rounds(facts.ranks, facts.nodes > 1 ? facts.max_ppn : facts.ranks, record_bytes),
+                        profile) +
          profile.collective_overhead;
 }
 

@@ -42,6 +42,22 @@ void encode_record(const Agreement& mine, bool carrying, long long* record);
 void combine_records(const long long* in, long long* inout);
 // `all` is `mine` with the agreed fields of `agreed`.
 void decode_record(const long long* agreed, const Agreement& mine, Agreement* all);
+
+// A record on the wire of the carried agreement (carried_agreement.hpp), where it
+// travels in every round and every lane message: most fields are flags, block
+// sizes and counts of a few bytes, so each goes with the bytes its value needs
+// (their number in a half-byte each in front), a minimum as its distance from its
+// maximum (0 on one rank, and wherever the ranks agree) and the rest zigzag-coded.
+// The hash and the checksums keep their 8 bytes. At most kPackedRecordMaxBytes;
+// kPackedRecordBytes is its typical length, for the model (a node's record of
+// blocks uniform in [0, 16 B] on a node of 32 at P = 256: 53 bytes, test_model).
+constexpr std::size_t kPackedRecordMaxBytes = (kRecordBytes / sizeof(long long) + 1) / 2 + kRecordBytes;
+constexpr double kPackedRecordBytes = 53;
+// Writes `record` to `out` (room for kPackedRecordMaxBytes); returns its bytes.
+std::size_t pack_record(const long long* record, char* out);
+// Reads a packed record from the `length` bytes at `in`; returns the bytes it
+// took, or 0 where they do not hold one.
+std::size_t unpack_record(const char* in, std::size_t length, long long* record);
 // The sums of an alltoall whose every block has facts->max_block bytes (total,
 // non-empty and intra-node bytes): what one rank's facts say about all of them.
 class Locality;
@@ -71,8 +87,10 @@ unsigned long long pair_weight(int from, int to);
 int agree(MPIX_Comm_s* comm, const Agreement& mine, Agreement* all);
 
 // Seconds of the agreement on `facts`' layout: the same for every algorithm, so not
-// part of the choice, but of the time a blocking call takes.
-double agreement_seconds(const ExchangeFacts& facts, const MachineProfile& profile);
+// part of the choice, but of the time a blocking call takes. `record_bytes`: a
+// record's bytes on the wire (packed in the carried agreement's rounds).
+double agreement_seconds(const ExchangeFacts& facts, const MachineProfile& profile,
+                         double record_bytes = (double)kRecordBytes);
 
 // Frees what agree() created for `comm` (MPIX_Comm_free).
 void free_agreement(MPIX_Comm_s* comm);

@@ -95,21 +95,39 @@ bool blocks_valid(bool complete, bool sized, const Agreement& all) {
 }
 
 // One round's exchange with a pair of ranks: the message in `out` to `to`, one of
-// at most `receivable` bytes from `from` into `in`. Returns its length in *received,
-// failing where it is shorter than its records.
+// at most `receivable` bytes from `from` into `in`, its length in *received.
 int exchange_round(MPI_Comm comm, const char* out, std::size_t sent, int to, char* in, std::size_t receivable,
-                   int from, int tag, std::size_t records, int* received) {
+                   int from, int tag, int* received) {
   MPI_Request requests[2];
   MPI_Status statuses[2];
   MPIX_CHECK_MPI(MPI_Irecv(in, (int)receivable, MPI_BYTE, from, tag, comm, &requests[0]));
   MPIX_CHECK_MPI(MPI_Isend(out, (int)sent, MPI_BYTE, to, tag, comm, &requests[1]));
   MPIX_TRY(wait_all(2, requests, comm, statuses));
   MPIX_CHECK_MPI(MPI_Get_count(&statuses[0], MPI_BYTE, received));
-  int rank = 0;
-  MPI_Comm_rank(comm, &rank);
-  if (*received < (int)records)
-    return fail(MPIX_ERR_MPI, format("agreement: rank %d received %d bytes from rank %d, fewer than its %d records",
-                                     rank, *received, from, (int)(records / kRecordBytes)));
+  return MPIX_SUCCESS;
+}
+
+// The packed records in front of a message: `count` of them from `records` into
+// `out`; returns their bytes.
+std::size_t write_records(const long long* records, int count, char* out) {
+  std::size_t bytes = 0;
+  for (int r = 0; r < count; ++r) bytes += pack_record(records + r * kRecordFields, out + bytes);
+  return bytes;
+}
+
+// The reverse, for the message of `received` bytes that rank `from` sent this
+// one: `count` records into `records`, their bytes in *used; fails where the
+// message does not begin with them.
+int read_records(const char* in, int received, int count, int from, const MPIX_Comm_s* comm, long long* records,
+                 std::size_t* used) {
+  *used = 0;
+  for (int r = 0; r < count; ++r) {
+    const std::size_t bytes = unpack_record(in + *used, (std::size_t)received - *used, records + r * kRecordFields);
+    if (bytes == 0)
+      return fail(MPIX_ERR_MPI, format("agreement: rank %d received %d bytes from rank %d, which do not hold its %d "
+                                       "record%s", comm->rank, received, from, count, count > 1 ? "s" : ""));
+    *used += bytes;
+  }
   return MPIX_SUCCESS;
 }
 
@@ -163,7 +181,7 @@ int agree_in_bruck_rounds(MPIX_Comm_s* comm, const Agreement& mine, const Exchan
 
   ScratchBuffer rotated;
   Rotation rotation = make_rotation(comm, blocks, sized, ranks, &rotated);
-  const std::size_t header_bytes = 2 * kRecordBytes;
+  const std::size_t header_bytes = 2 * kPackedRecordMaxBytes;
   ScratchBuffer outgoing = comm->scratch.acquire(header_bytes + (blocks ? rotation.room(most_blocks) : 0));
   Rotation widest{kCarriedBlockLimit, sized, nullptr, nullptr};
   ScratchBuffer incoming = comm->scratch.acquire(header_bytes + widest.room(most_blocks));
@@ -186,9 +204,8 @@ int agree_in_bruck_rounds(MPIX_Comm_s* comm, const Agreement& mine, const Exchan
     chosen.clear();
     for (int j = 0; j < ranks; ++j)
       if (j & distance) chosen.push_back(j);
-    const std::size_t records_out =
-        (std::size_t)dissemination.send(distance, (long long*)outgoing.data()) * kRecordBytes;
-    const std::size_t records_in = (std::size_t)dissemination.receives(distance) * kRecordBytes;
+    long long ours[2 * kRecordFields];
+    const std::size_t records_out = write_records(ours, dissemination.send(distance, ours), outgoing.data());
     std::size_t block_bytes = 0;
     const std::size_t sent_bytes = records_out + (blocks ? rotation.write(chosen, outgoing.data() + records_out) : 0);
     if (blocks)
@@ -200,9 +217,11 @@ int agree_in_bruck_rounds(MPIX_Comm_s* comm, const Agreement& mine, const Exchan
     moved->metadata_bytes += (long long)(sent_bytes - block_bytes);
     int received = 0;
     MPIX_TRY(exchange_round(lib_comm, outgoing.data(), sent_bytes, to, incoming.data(),
-                            records_in + widest.room((int)chosen.size()), from, tag, records_in, &received));
+                            header_bytes + widest.room((int)chosen.size()), from, tag, &received));
     long long theirs[2 * kRecordFields];
-    std::memcpy(theirs, incoming.data(), records_in);
+    std::size_t records_in = 0;
+    MPIX_TRY(read_records(incoming.data(), received, dissemination.receives(distance), from, comm, theirs,
+                          &records_in));
     dissemination.arrived(distance, theirs);
     complete = complete && rotation.read(chosen, incoming.data() + records_in, received - (long long)records_in);
   }
@@ -236,11 +255,11 @@ int agree_in_lanes(MPIX_Comm_s* comm, const Agreement& mine, const Exchange* blo
   ScratchBuffer arrived_blocks;
   Rotation arrivals = make_rotation(comm, blocks, sized, comm->size, &arrived_blocks);
   const int lanes = nodes - 1, batch = std::min(lanes, std::max(1, comm->lane_batch));
-  const std::size_t lane_room = kRecordBytes + (std::size_t)ppn * (std::size_t)(kCarriedBlockLimit + sized);
+  const std::size_t lane_room = kPackedRecordMaxBytes + (std::size_t)ppn * (std::size_t)(kCarriedBlockLimit + sized);
   int most_blocks = 0;
   for (int distance = 1; distance < ppn; distance <<= 1)
     most_blocks = std::max(most_blocks, blocks_in_round(ppn, distance) * nodes);
-  const std::size_t round_room = 2 * kRecordBytes + Rotation{kCarriedBlockLimit, sized, nullptr, nullptr}.room(most_blocks);
+  const std::size_t round_room = 2 * kPackedRecordMaxBytes + Rotation{kCarriedBlockLimit, sized, nullptr, nullptr}.room(most_blocks);
   ScratchBuffer outgoing = comm->scratch.acquire(std::max(round_room, (std::size_t)batch * lane_room));
   ScratchBuffer incoming = comm->scratch.acquire(std::max(round_room, (std::size_t)batch * lane_room));
   moved->scratch_bytes = rotated.size() + arrived_blocks.size() + outgoing.size() + incoming.size();
@@ -278,16 +297,17 @@ int agree_in_lanes(MPIX_Comm_s* comm, const Agreement& mine, const Exchange* blo
     for (int j = 0; j < ppn; ++j)
       if (j & distance)
         for (int m = 0; m < nodes; ++m) chosen.push_back(j * nodes + m);
-    const std::size_t records_out = (std::size_t)node_records.send(distance, (long long*)outgoing.data()) * kRecordBytes;
-    const std::size_t records_in = (std::size_t)node_records.receives(distance) * kRecordBytes;
+    long long ours[2 * kRecordFields];
+    const std::size_t records_out = write_records(ours, node_records.send(distance, ours), outgoing.data());
     const std::size_t sent_bytes = records_out + (blocks ? rotation.write(chosen, outgoing.data() + records_out) : 0);
     ++moved->rounds;
     count_message(sent_bytes, block_bytes_of(rotation));
     int received = 0;
     MPIX_TRY(exchange_round(lib_comm, outgoing.data(), sent_bytes, to, incoming.data(), round_room, from, tag,
-                            records_in, &received));
+                            &received));
     long long theirs[2 * kRecordFields];
-    std::memcpy(theirs, incoming.data(), records_in);
+    std::size_t records_in = 0;
+    MPIX_TRY(read_records(incoming.data(), received, node_records.receives(distance), from, comm, theirs, &records_in));
     node_records.arrived(distance, theirs);
     complete = complete && rotation.read(chosen, incoming.data() + records_in, received - (long long)records_in);
   }
@@ -308,10 +328,11 @@ int agree_in_lanes(MPIX_Comm_s* comm, const Agreement& mine, const Exchange* blo
     for (int b = 0; b < in_batch; ++b) {
       const int k = lane(first + b), to_node = (node + k) % nodes, from_node = (node - k + nodes) % nodes;
       char* out = outgoing.data() + b * lane_room;
-      std::memcpy(out, node_records.result(), kRecordBytes);  // not `agreed`, which sums earlier batches
+      // The node's record, not `agreed`, which sums earlier batches.
+      const std::size_t record_bytes = write_records(node_records.result(), 1, out);
       chosen.clear();
       for (int j = 0; j < ppn; ++j) chosen.push_back(j * nodes + to_node);
-      const std::size_t sent_bytes = kRecordBytes + (blocks ? rotation.write(chosen, out + kRecordBytes) : 0);
+      const std::size_t sent_bytes = record_bytes + (blocks ? rotation.write(chosen, out + record_bytes) : 0);
       count_message(sent_bytes, block_bytes_of(rotation));
       MPIX_CHECK_MPI(MPI_Irecv(incoming.data() + b * lane_room, (int)lane_room, MPI_BYTE,
                                locality.node_ranks(from_node)[local], tag, lib_comm, &requests[2 * b]));
@@ -324,15 +345,14 @@ int agree_in_lanes(MPIX_Comm_s* comm, const Agreement& mine, const Exchange* blo
       int received = 0;
       MPIX_CHECK_MPI(MPI_Get_count(&statuses[2 * b], MPI_BYTE, &received));
       const char* in = incoming.data() + b * lane_room;
-      if (received < (int)kRecordBytes)
-        return fail(MPIX_ERR_MPI, format("agreement: rank %d received %d bytes from rank %d, fewer than its record",
-                                         comm->rank, received, locality.node_ranks((node - k + nodes) % nodes)[local]));
       long long theirs[kRecordFields];
-      std::memcpy(theirs, in, kRecordBytes);
+      std::size_t record_bytes = 0;
+      MPIX_TRY(read_records(in, received, 1, locality.node_ranks((node - k + nodes) % nodes)[local], comm, theirs,
+                            &record_bytes));
       combine_records(theirs, agreed);
       chosen.clear();
       for (int j = 0; j < ppn; ++j) chosen.push_back((k - 1) * ppn + j);
-      complete = complete && arrivals.read(chosen, in + kRecordBytes, received - (long long)kRecordBytes);
+      complete = complete && arrivals.read(chosen, in + record_bytes, received - (long long)record_bytes);
     }
   }
   decode_record(agreed, mine, all);
@@ -376,7 +396,7 @@ double carried_bruck_seconds(const ExchangeFacts& facts, const MachineProfile& p
   // rotation and the messages. An alltoallv's blocks, of the mean size, travel
   // with a byte of size each.
   const double block = facts.uniform ? (double)facts.max_block : facts.mean_block() + 1.0;
-  double seconds = agreement_seconds(facts, profile) + 4.0 * facts.ranks * block / profile.copy_bandwidth;
+  double seconds = agreement_seconds(facts, profile, kPackedRecordBytes) + 4.0 * facts.ranks * block / profile.copy_bandwidth;
   for (int distance = 1; distance < facts.ranks; distance <<= 1) {
     const double inter = facts.nodes > 1 ? inter_node_fraction(distance, facts.max_ppn, facts.ranks) : 0.0;
     RoundCost round;
@@ -384,7 +404,7 @@ double carried_bruck_seconds(const ExchangeFacts& facts, const MachineProfile& p
     round.ranks = inter > 0 ? std::max(1.0, inter * facts.ranks) : facts.ranks;
     round.nodes = facts.nodes;
     LevelCounts& level = inter > 0 ? round.inter : round.intra;
-    level = LevelCounts{1.0, (double)kRecordBytes};
+    level = LevelCounts{1.0, kPackedRecordBytes};
     const double records_alone = rounds_seconds({round}, profile);
     level.bytes += blocks_in_round(facts.ranks, distance) * block;
     seconds += rounds_seconds({round}, profile) - records_alone;
@@ -404,7 +424,7 @@ std::vector<RoundCost> lanes_rounds(const ExchangeFacts& facts, double block, do
   for (int distance = 1; distance < ppn; distance <<= 1) {
     const double bytes = (double)blocks_in_round(ppn, distance) * nodes * block;
     RoundCost round;
-    round.intra = LevelCounts{1.0, (double)kRecordBytes + bytes};
+    round.intra = LevelCounts{1.0, kPackedRecordBytes + bytes};
     round.ranks = facts.ranks;
     round.nodes = nodes;
     rounds.push_back(round);
@@ -414,7 +434,7 @@ std::vector<RoundCost> lanes_rounds(const ExchangeFacts& facts, double block, do
   RoundCost round;
   round.rounds = std::ceil((double)lanes / kLaneBatch);
   round.inter.messages = lanes / round.rounds;
-  round.inter.bytes = lanes * ((double)kRecordBytes + ppn * block) / round.rounds;
+  round.inter.bytes = lanes * (kPackedRecordBytes + ppn * block) / round.rounds;
   round.nic_sharers = ppn;
   round.ranks = facts.ranks;
   round.nodes = nodes;
@@ -444,7 +464,7 @@ double carried_seconds(const ExchangeFacts& facts, const MachineProfile& profile
 }
 
 double blocking_agreement_seconds(const ExchangeFacts& facts, const MachineProfile& profile, bool lanes) {
-  return lanes ? lanes_seconds(facts, profile, 0.0) : agreement_seconds(facts, profile);
+  return lanes ? lanes_seconds(facts, profile, 0.0) : agreement_seconds(facts, profile, kPackedRecordBytes);
 }
 
 bool prefer_lanes(const ExchangeFacts& layout, const MachineProfile& profile) {
