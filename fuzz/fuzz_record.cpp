@@ -21,13 +21,11 @@
 
 namespace {
 
-constexpr int kFields = (int)(mpix::kRecordBytes / sizeof(long long));
-
 void check_round_trip(const long long* record) {
   char packed[mpix::kPackedRecordMaxBytes];
   const std::size_t bytes = mpix::pack_record(record, packed);
   CHECK(bytes > 0 && bytes <= mpix::kPackedRecordMaxBytes);
-  long long back[kFields];
+  long long back[mpix::kRecordFields];
   CHECK(mpix::unpack_record(packed, bytes, back) == bytes);
   CHECK(std::memcmp(back, record, mpix::kRecordBytes) == 0);
 }
@@ -35,7 +33,7 @@ void check_round_trip(const long long* record) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  long long record[kFields];
+  long long record[mpix::kRecordFields];
   const std::size_t used = mpix::unpack_record((const char*)data, size, record);
   CHECK(used <= size && used <= mpix::kPackedRecordMaxBytes);
   if (used > 0) check_round_trip(record);

@@ -38,6 +38,7 @@ struct Agreement {
 // by addition, the rest by their maximum: by MPI_Allreduce (agree) or by a
 // dissemination that counts every rank once (agree_carrying).
 constexpr std::size_t kRecordBytes = 21 * sizeof(long long);
+constexpr int kRecordFields = (int)(kRecordBytes / sizeof(long long));
 void encode_record(const Agreement& mine, bool carrying, long long* record);
 void combine_records(const long long* in, long long* inout);
 // `all` is `mine` with the agreed fields of `agreed`.
@@ -51,7 +52,7 @@ void decode_record(const long long* agreed, const Agreement& mine, Agreement* al
 // The hash and the checksums keep their 8 bytes. At most kPackedRecordMaxBytes;
 // kPackedRecordBytes is its typical length, for the model (a node's record of
 // blocks uniform in [0, 16 B] on a node of 32 at P = 256: 53 bytes, test_model).
-constexpr std::size_t kPackedRecordMaxBytes = (kRecordBytes / sizeof(long long) + 1) / 2 + kRecordBytes;
+constexpr std::size_t kPackedRecordMaxBytes = (kRecordFields + 1) / 2 + kRecordBytes;
 constexpr double kPackedRecordBytes = 53;
 // Writes `record` to `out` (room for kPackedRecordMaxBytes); returns its bytes.
 std::size_t pack_record(const long long* record, char* out);

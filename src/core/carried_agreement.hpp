@@ -52,7 +52,6 @@ constexpr long long kCarriedBlockLimit = 64;
 // round of distance d, if m & d, by this rank's window of d ranks and the
 // remainder (m mod d ranks) of the rank d before, so that round's message holds
 // two records where that remainder is not empty.
-constexpr int kRecordFields = (int)(kRecordBytes / sizeof(long long));
 class Dissemination {
  public:
   Dissemination(int ranks, const long long* own_record);
