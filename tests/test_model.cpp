@@ -55,11 +55,12 @@ mpix::ExchangeFacts facts_of(int ranks, int ppn, long long block, bool uniform =
 TEST_CASE("machine file: every key, comments, and every malformed form", "[model][parser]") {
   mpix::MachineProfile profile;
   std::string path = write_file("good", "# measured\ninter_latency = 2e-6\n  intra_bandwidth=5e9  # shm\n\n"
-                                        "bisection_bandwidth = 0\nintra_copies = 1\n");
+                                        "bisection_bandwidth = 0\nintra_copies = 1\nalltoall_bandwidth = 3e10\n");
   REQUIRE(mpix::load_machine_profile(path, &profile) == MPIX_SUCCESS);
   CHECK(profile.inter_latency == 2e-6);
   CHECK(profile.intra_bandwidth == 5e9);
   CHECK(profile.intra_copies == 1);
+  CHECK(profile.alltoall_bandwidth == 3e10);
   CHECK(profile.inter_bandwidth == mpix::MachineProfile{}.inter_bandwidth);  // default kept
   CHECK(profile.source == path);
   // What machine_profile_text writes reads back the same.
@@ -68,6 +69,7 @@ TEST_CASE("machine file: every key, comments, and every malformed form", "[model
   REQUIRE(mpix::load_machine_profile(round_trip, &again) == MPIX_SUCCESS);
   CHECK(again.inter_latency == profile.inter_latency);
   CHECK(again.intra_bandwidth == profile.intra_bandwidth);
+  CHECK(again.alltoall_bandwidth == profile.alltoall_bandwidth);
   CHECK(again.intra_copies == profile.intra_copies);
 
   const std::pair<const char*, const char*> bad[] = {
@@ -76,6 +78,7 @@ TEST_CASE("machine file: every key, comments, and every malformed form", "[model
       {"inter_latency = fast\n", "not a number"},
       {"inter_latency = -1\n", "must be >= 0"},
       {"inter_bandwidth = 0\n", "must be > 0"},
+      {"alltoall_bandwidth = -1\n", "must be >= 0"},
       {"intra_copies = -2\n", "must be >= 0 copies"},
       {"inter_latency =\n", "no value"},
       {"inter_latency = 1 2\n", "one value per key"},
@@ -241,6 +244,29 @@ TEST_CASE("a TuNA round loads the bisection with the ranks whose partner is on a
     // The same bytes per rank, a 32nd of the senders across the cut: cheaper.
     CHECK(mpix::rounds_seconds({cost.rounds.front()}, narrow) < mpix::rounds_seconds({cost.rounds.back()}, narrow));
   }
+}
+
+// A torus's routes of several hops load the links of its rings with more pairs
+// than the bisection's cut carries (bench/platforms: 2.5x at 16 nodes of the 8x8x4
+// torus): a round's inter-node bytes take at least all of them over the
+// alltoall bandwidth, whatever the injection and the bisection allow.
+TEST_CASE("the busiest link of the routes limits a round's inter-node bytes", "[model]") {
+  const mpix::ExchangeFacts f = facts_of(512, 32, 1024, true);
+  mpix::RoundCost round = mpix::linear_round(f, f.ranks - 1, 1024);
+  mpix::MachineProfile wide, ring = wide;
+  wide.bisection_bandwidth = ring.bisection_bandwidth = 54.4e9;
+  ring.alltoall_bandwidth = 81.6e9;
+  const double inter_bytes = round.inter.bytes * round.ranks;
+  CHECK(mpix::rounds_seconds({round}, ring) > mpix::rounds_seconds({round}, wide));
+  CHECK(mpix::rounds_seconds({round}, ring) >= inter_bytes / ring.alltoall_bandwidth);
+  // Not tighter than the injection: no change.
+  mpix::MachineProfile loose = wide;
+  loose.alltoall_bandwidth = 1e15;
+  CHECK(mpix::rounds_seconds({round}, loose) == mpix::rounds_seconds({round}, wide));
+  // One node: nothing crosses the network.
+  const mpix::ExchangeFacts one = facts_of(32, 32, 1024, true);
+  mpix::RoundCost inside = mpix::linear_round(one, one.ranks - 1, 1024);
+  CHECK(mpix::rounds_seconds({inside}, ring) == mpix::rounds_seconds({inside}, wide));
 }
 
 // The first call of a blocking alltoall(v) may move its blocks inside the agreement's

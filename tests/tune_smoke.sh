@@ -12,6 +12,8 @@ trap 'rm -rf "$work"' EXIT
 "$@" -n 2 "$tools/mpix-tune" --profile --ppn 1 --out "$work/machine.txt" > "$work/profile.out"
 grep -q "^inter_latency *= " "$work/machine.txt"
 grep -q "^copy_bandwidth *= " "$work/machine.txt"
+# Two emulated nodes: the exchange between them is measured, not left at 0.
+grep -Eq "^alltoall_bandwidth *= [1-9]" "$work/machine.txt"
 
 "$@" -n 2 "$tools/mpix-tune" --sizes 16,2k --iters 1 --ppn 1 --out "$work/tuning.txt" > "$work/tune.out"
 test "$(grep -c '^alltoallv 2 2 ' "$work/tuning.txt")" = 2

@@ -205,6 +205,33 @@ double exchange_time(MPI_Comm comm, int a, int b, int bytes) {
   return slowest_median(times, rank == a, comm);
 }
 
+// Every rank sends `block` bytes to every rank of the other nodes at once (an
+// alltoallv whose blocks inside a node are empty): the median time of the slowest
+// rank. What the network carries of an exchange spread over all node pairs, with
+// the injection, the bisection and the busiest link of the routes in it.
+double inter_node_exchange_time(MPI_Comm comm, const mpix::Locality& loc, int block) {
+  int rank = 0, size = 0;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  std::vector<int> counts(size), displs(size);
+  int total = 0;
+  for (int peer = 0; peer < size; ++peer) {
+    counts[peer] = loc.node_of(peer) == loc.node_of(rank) ? 0 : block;
+    displs[peer] = total;
+    total += counts[peer];
+  }
+  std::vector<char> out(std::max(1, total), 1), in(std::max(1, total));
+  std::vector<double> times;
+  for (int r = 0; r < 5; ++r) {
+    MPI_Barrier(comm);
+    double t0 = MPI_Wtime();
+    MPI_Alltoallv(out.data(), counts.data(), displs.data(), MPI_BYTE, in.data(), counts.data(), displs.data(), MPI_BYTE,
+                  comm);
+    times.push_back(MPI_Wtime() - t0);
+  }
+  return slowest_median(times, true, comm);
+}
+
 int profile_main(const Options& o, MPIX_Comm* comm) {
   MPI_Comm world = MPIX_Comm_mpi(comm);
   int rank = 0, size = 0;
@@ -242,6 +269,24 @@ int profile_main(const Options& o, MPIX_Comm* comm) {
       // The node's injection: every rank of node 0 sends to node 1 at once.
       profile.inter_bandwidth = bandwidth;
     }
+  }
+  if (inter_peer >= 0) {
+    // Blocks large enough that the bytes, not the messages' overheads, take the
+    // time, and at most 16 MiB sent per rank.
+    const long long peers = size - (long long)loc.node_ranks(loc.node_of(rank)).size();
+    long long most_peers = 0;
+    MPI_Allreduce(&peers, &most_peers, 1, MPI_LONG_LONG, MPI_MAX, world);
+    const int block = (int)std::max<long long>(16 << 10, std::min<long long>(1 << 20, (16 << 20) / most_peers));
+    const double seconds = inter_node_exchange_time(world, loc, block);
+    long long inter_pairs = 0;
+    for (int node = 0; node < loc.num_nodes(); ++node) {
+      const long long ranks = (long long)loc.node_ranks(node).size();
+      inter_pairs += ranks * (size - ranks);
+    }
+    profile.alltoall_bandwidth = (double)inter_pairs * block / seconds;
+    if (rank == 0)
+      std::fprintf(stderr, "mpix-tune: every rank sent %d B to each rank of the other nodes at once: %.0f us, "
+                   "alltoall_bandwidth = %.2f GB/s\n", block, seconds * 1e6, profile.alltoall_bandwidth / 1e9);
   }
   if (inter_peer < 0 && rank == 0)
     std::fprintf(stderr, "mpix-tune: one node only: the between-node constants keep their defaults "

@@ -376,6 +376,30 @@ def bisection_table(p, edges):
     return table
 
 
+def alltoall_table(p, edges):
+    """{n: bytes/s} for the first n hosts: the rate at which the network carries an
+    exchange whose inter-node bytes are spread evenly over the n (n - 1) ordered host
+    pairs, each pair's bytes on SimGrid's static route. The busiest link direction,
+    carrying k pairs' bytes at bandwidth c, drains last: n (n - 1) c / k. Where routes
+    of several hops pile onto a few links (a torus's rings) this is tighter than the
+    bisection, whose cut the routes need not load evenly."""
+    capacity = {}
+    for a, b, c in edges:
+        capacity[(a, b)] = capacity[(b, a)] = c
+    pairs_on = collections.Counter()
+    busiest = 0.0  # most pairs per byte/s of capacity on one link direction
+    table = {}
+    for n in range(2, p["hosts"] + 1):
+        new = n - 1
+        for h in range(new):
+            for src, dst in ((h, new), (new, h)):
+                for arc in route_arcs(p, src, dst):
+                    pairs_on[arc] += 1
+                    busiest = max(busiest, pairs_on[arc] / capacity[arc])
+        table[n] = n * (n - 1) / busiest
+    return table
+
+
 def route_latencies(p):
     """(shortest, longest) latency of a route between two different hosts (links only)."""
     lengths = set()
@@ -402,6 +426,7 @@ def write_json(name, p):
             if h != d:
                 assert all(arc in edge_set for arc in route_arcs(p, h, d)), (h, d)
     bisection = {str(n): list(v) for n, v in bisection_table(p, edges).items()}
+    alltoall = {str(n): v for n, v in alltoall_table(p, edges).items()}
     data = {
         "name": name,
         "machine": p["machine"],
@@ -423,6 +448,10 @@ def write_json(name, p):
         "to hosts N/2..N-1 (N = nodes used) over the link directions that SimGrid's static routes "
         "between two of the N hosts use, each carrying the link bandwidth",
         "bisection": bisection,
+        "alltoall_note": "alltoall[N] in bytes/s: inter-node bytes spread evenly over the N (N - 1) ordered "
+        "pairs of the first N hosts, each on SimGrid's static route, drain at N (N - 1) c / k, where the "
+        "busiest link direction carries k pairs at bandwidth c",
+        "alltoall": alltoall,
     }
     with open(os.path.join(HERE, name + ".json"), "w") as f:
         json.dump(data, f, indent=1)

@@ -59,6 +59,7 @@ const ProfileKey kProfileKeys[] = {
     {"intra_copies", &MachineProfile::intra_copies, "copies"},
     {"collective_overhead", &MachineProfile::collective_overhead, "s"},
     {"bisection_bandwidth", &MachineProfile::bisection_bandwidth, "bytes/s"},
+    {"alltoall_bandwidth", &MachineProfile::alltoall_bandwidth, "bytes/s"},
     {"match_cost", &MachineProfile::match_cost, "s"},
 };
 
@@ -99,8 +100,13 @@ int load_machine_profile(const std::string& path, MachineProfile* profile) {
     if (end == value.c_str() || *end != '\0' || !std::isfinite(number_value))
       return bad(key + "=" + value + ": not a number");
     const bool bandwidth = std::string(spec->unit) == "bytes/s";
-    if (number_value < 0 || (bandwidth && number_value == 0 && spec->field != &MachineProfile::bisection_bandwidth))
-      return bad(key + "=" + value + (bandwidth ? ": must be > 0 bytes/s" : ": must be >= 0 " + std::string(spec->unit)));
+    const bool zero_is_no_limit =
+        spec->field == &MachineProfile::bisection_bandwidth || spec->field == &MachineProfile::alltoall_bandwidth;
+    if (number_value < 0 || (bandwidth && number_value == 0 && !zero_is_no_limit))
+      return bad(key + "=" + value +
+                 (zero_is_no_limit ? ": must be >= 0 bytes/s (0: no limit)"
+                  : bandwidth      ? ": must be > 0 bytes/s"
+                                   : ": must be >= 0 " + std::string(spec->unit)));
     loaded.*(spec->field) = number_value;
   }
   if (in.bad()) return fail(MPIX_ERR_TUNING_FILE, "machine file " + path + ": read error");
@@ -139,8 +145,8 @@ double Cost::init_bytes() const { return sum(init_rounds, [](const RoundCost& r)
 // One round: the latency of its slowest level, the CPU overhead of every message
 // sent and received (the LogGP o, paid one after another) overlapped with the time
 // to move its bytes: between nodes at the node's injection bandwidth shared by the
-// ranks sending at once (or the bisection, if that is the tighter), inside the node
-// at the intra-node bandwidth.
+// ranks sending at once (or the bisection, or the busiest link of the routes, if
+// that is the tighter), inside the node at the intra-node bandwidth.
 double rounds_seconds(const std::vector<RoundCost>& rounds, const MachineProfile& m) {
   return sum(rounds, [&m](const RoundCost& r) {
     if (r.inter.messages <= 0 && r.intra.messages <= 0) return 0.0;
@@ -155,6 +161,8 @@ double rounds_seconds(const std::vector<RoundCost>& rounds, const MachineProfile
       const double halves = std::floor(r.nodes / 2) * std::ceil(r.nodes / 2), pairs = r.nodes * (r.nodes - 1);
       inter = std::max(inter, r.inter.bytes * r.ranks * halves / pairs / m.bisection_bandwidth);
     }
+    // All the round's inter-node bytes against the busiest link's share of them.
+    if (m.alltoall_bandwidth > 0 && r.nodes > 1) inter = std::max(inter, r.inter.bytes * r.ranks / m.alltoall_bandwidth);
     // LogGP: the CPU posts messages while the network carries the earlier ones, so
     // the longer of the two counts, plus one message's share of the shorter (the
     // first message's overhead, or the last one's transfer).

@@ -75,6 +75,11 @@ struct MachineProfile {
   // few bytes takes this more than its rounds' latencies and overheads).
   double collective_overhead = 1e-6;
   double bisection_bandwidth = 0;       // bytes/s across the job's nodes; 0: not a limit
+  // bytes/s at which the network carries inter-node bytes spread evenly over the
+  // job's node pairs, each pair on its route: limited by the busiest link, which on
+  // a torus's rings carries more than the bisection's share (several hops a route).
+  // 0: not a limit.
+  double alltoall_bandwidth = 0;
   // s per posted receive an arriving message is compared with: MPI libraries match
   // against a list, so a round of k messages posted at once costs about k * k / 2
   // comparisons (SMPI does not charge it; real MPIs do).
