@@ -174,6 +174,17 @@ TEST_CASE("auto alltoallv: small blocks arrive with the agreement, every datatyp
   check_first_call_carried(false, "tuna_carried");
 }
 
+// fft_n1: the last ranks send nothing (and receive only, or nothing). Their own
+// facts say nothing of the others' blocks; they carry anyway (a byte of size per
+// block), so that the blocks of the ranks that do send arrive with the agreement.
+TEST_CASE("auto alltoallv: ranks that send nothing carry too", "[auto]") {
+  if (harness::world_size() < 3 || harness::nodes_emulated()) return;
+  harness::Comm fresh;
+  check(DenseCase{false, Distribution::fft_n1, 0, "byte", Mode::blocking, false, 1, "", {}}, fresh.comm);
+  CHECK(fresh.comm->blocking_choices[1].carried_blocks);
+  CHECK(fresh.comm->agreements == 1);
+}
+
 // The carried agreement in lanes (carried_agreement.hpp): nodes emulated as
 // blocks of 2 and of half the ranks, wherever that makes equal nodes, the pattern
 // set on every rank (as choose_carry_pattern's broadcast would), the lanes in

@@ -435,6 +435,10 @@ bool carries_blocks(Op op, const Exchange& ex, const Hints& hints, const Agreeme
   if (hints.asked || hints.tuning || hints.check_args || !fresh || !host_buffers(ex)) return false;
   const ExchangeFacts& own = mine.facts;
   if (own.max_block > kCarriedBlockLimit || (op == kAlltoall && own.min_block != own.max_block)) return false;
+  // A rank that sends no bytes knows nothing of the others' blocks, and carrying
+  // costs it a byte of size per block: declining would only stop the ranks that
+  // carry from finishing in the agreement (fft_n1, whose last ranks send nothing).
+  if (op == kAlltoallv && own.max_rank_send == 0) return true;
   PlanContext context;
   context.comm = comm;
   context.mpi_comm = comm->lib_comm;
