@@ -38,7 +38,8 @@ const char* const kUsage = R"(Usage: mpiexec.mpich -n P mpix-tune [options]
 
   --profile              measure the machine (latency, per-message overhead and
                          bandwidth inside a node and between nodes, copy bandwidth,
-                         copies per intra-node message, a collective's overhead)
+                         copies per intra-node message, a collective's overhead,
+                         the rate of an exchange between all nodes)
                          and write a machine file (mpix_machine_file); otherwise
                          measure the algorithms and write a tuning file
   --out FILE             where to write (default machine.txt or tuning.txt)
