@@ -273,11 +273,13 @@ int profile_main(const Options& o, MPIX_Comm* comm) {
   }
   if (inter_peer >= 0) {
     // Blocks large enough that the bytes, not the messages' overheads, take the
-    // time, and at most 16 MiB sent per rank.
+    // time: 16 MiB sent per rank, in blocks of 16 KiB to 1 MiB (more than 16 MiB
+    // from 1024 peers on), and no more than an int of bytes in all.
     const long long peers = size - (long long)loc.node_ranks(loc.node_of(rank)).size();
     long long most_peers = 0;
     MPI_Allreduce(&peers, &most_peers, 1, MPI_LONG_LONG, MPI_MAX, world);
-    const int block = (int)std::max<long long>(16 << 10, std::min<long long>(1 << 20, (16 << 20) / most_peers));
+    const int block = (int)std::min<long long>(
+        INT_MAX / most_peers, std::max<long long>(16 << 10, std::min<long long>(1 << 20, (16 << 20) / most_peers)));
     const double seconds = inter_node_exchange_time(world, loc, block);
     long long inter_pairs = 0;
     for (int node = 0; node < loc.num_nodes(); ++node) {
