@@ -438,7 +438,11 @@ bool carries_blocks(Op op, const Exchange& ex, const Hints& hints, const Agreeme
   // A rank that sends no bytes knows nothing of the others' blocks, and carrying
   // costs it a byte of size per block: declining would only stop the ranks that
   // carry from finishing in the agreement (fft_n1, whose last ranks send nothing).
-  if (op == kAlltoallv && own.max_rank_send == 0) return true;
+  if (op == kAlltoallv && own.max_rank_send == 0) {
+    const std::string line = "[mpix]   rank 0 carries its blocks in the agreement: it sends none\n";
+    if (reports(comm, line)) std::fputs(line.c_str(), stderr);
+    return true;
+  }
   PlanContext context;
   context.comm = comm;
   context.mpi_comm = comm->lib_comm;
