@@ -143,6 +143,20 @@ double slowest_median(const std::vector<double>& times, bool measured, MPI_Comm 
   return all;
 }
 
+// `body` five times, each after a barrier: the median time of the ranks that
+// `measured`, the largest over the ranks.
+template <class Body>
+double median_of_five(MPI_Comm comm, bool measured, Body body) {
+  std::vector<double> times;
+  for (int r = 0; r < 5; ++r) {
+    MPI_Barrier(comm);
+    double t0 = MPI_Wtime();
+    body();
+    times.push_back(MPI_Wtime() - t0);
+  }
+  return slowest_median(times, measured, comm);
+}
+
 double ping_pong(MPI_Comm comm, int a, int b, int bytes, int reps) {
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
@@ -171,10 +185,7 @@ double message_cost(MPI_Comm comm, int a, int b, int count) {
   MPI_Comm_rank(comm, &rank);
   std::vector<MPI_Request> requests(count);
   char byte = 0;
-  std::vector<double> times;
-  for (int r = 0; r < 5; ++r) {
-    MPI_Barrier(comm);
-    double t0 = MPI_Wtime();
+  return median_of_five(comm, rank == a, [&] {
     if (rank == a) {
       for (int i = 0; i < count; ++i) MPI_Isend(&byte, 0, MPI_BYTE, b, 1, comm, &requests[i]);
       MPI_Waitall(count, requests.data(), MPI_STATUSES_IGNORE);
@@ -184,9 +195,7 @@ double message_cost(MPI_Comm comm, int a, int b, int count) {
       MPI_Waitall(count, requests.data(), MPI_STATUSES_IGNORE);
       MPI_Send(&byte, 0, MPI_BYTE, a, 2, comm);
     }
-    times.push_back(MPI_Wtime() - t0);
-  }
-  return slowest_median(times, rank == a, comm);
+  });
 }
 
 // Ranks a and b send each other `bytes` at once (MPI_Sendrecv): the median time.
@@ -194,16 +203,11 @@ double exchange_time(MPI_Comm comm, int a, int b, int bytes) {
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
   std::vector<char> out(bytes, 1), in(bytes);
-  std::vector<double> times;
-  for (int r = 0; r < 5; ++r) {
-    MPI_Barrier(comm);
-    double t0 = MPI_Wtime();
+  return median_of_five(comm, rank == a, [&] {
     if (rank == a || rank == b)
       MPI_Sendrecv(out.data(), bytes, MPI_BYTE, rank == a ? b : a, 3, in.data(), bytes, MPI_BYTE, rank == a ? b : a, 3,
                    comm, MPI_STATUS_IGNORE);
-    times.push_back(MPI_Wtime() - t0);
-  }
-  return slowest_median(times, rank == a, comm);
+  });
 }
 
 // Every rank sends `block` bytes to every rank of the other nodes at once (an
@@ -222,15 +226,10 @@ double inter_node_exchange_time(MPI_Comm comm, const mpix::Locality& loc, int bl
     total += counts[peer];
   }
   std::vector<char> out(std::max(1, total), 1), in(std::max(1, total));
-  std::vector<double> times;
-  for (int r = 0; r < 5; ++r) {
-    MPI_Barrier(comm);
-    double t0 = MPI_Wtime();
+  return median_of_five(comm, true, [&] {
     MPI_Alltoallv(out.data(), counts.data(), displs.data(), MPI_BYTE, in.data(), counts.data(), displs.data(), MPI_BYTE,
                   comm);
-    times.push_back(MPI_Wtime() - t0);
-  }
-  return slowest_median(times, true, comm);
+  });
 }
 
 int profile_main(const Options& o, MPIX_Comm* comm) {
@@ -275,9 +274,10 @@ int profile_main(const Options& o, MPIX_Comm* comm) {
     // Blocks large enough that the bytes, not the messages' overheads, take the
     // time: 16 MiB sent per rank, in blocks of 16 KiB to 1 MiB (more than 16 MiB
     // from 1024 peers on), and no more than an int of bytes in all.
-    const long long peers = size - (long long)loc.node_ranks(loc.node_of(rank)).size();
-    long long most_peers = 0;
-    MPI_Allreduce(&peers, &most_peers, 1, MPI_LONG_LONG, MPI_MAX, world);
+    // Every rank knows the layout: the most peers are those of the smallest node's ranks.
+    std::size_t smallest_node = loc.node_ranks(0).size();
+    for (int node = 1; node < loc.num_nodes(); ++node) smallest_node = std::min(smallest_node, loc.node_ranks(node).size());
+    const long long most_peers = size - (long long)smallest_node;
     const int block = (int)std::min<long long>(
         INT_MAX / most_peers, std::max<long long>(16 << 10, std::min<long long>(1 << 20, (16 << 20) / most_peers)));
     const double seconds = inter_node_exchange_time(world, loc, block);
