@@ -185,6 +185,61 @@ TEST_CASE("auto alltoallv: ranks that send nothing carry too", "[auto]") {
   CHECK(fresh.comm->agreements == 1);
 }
 
+// A rank that declines to carry (rank 0: its block to itself is above the limit)
+// makes every rank's blocks undeliverable; each rank sends its blocks only until it
+// knows (carried_agreement.cpp). In Bruck's rounds rank r's records show rank 0 from
+// the round of distance r + 1 on, so it sends blocks in the rounds of distance up
+// to r; in lanes, the ranks of rank 0's node in the rounds inside the node up to
+// their local rank and in no lane, the other nodes' ranks in all (they learn of it
+// from the lanes of the last batch). The result is MPI's all the same.
+TEST_CASE("auto alltoallv: a rank that declines to carry stops the blocks", "[auto]") {
+  const int size = harness::world_size(), rank = harness::world_rank();
+  if (size < 2) return;
+  constexpr long long kBlock = 48;
+  auto blocks_in_round = [](int ranks, int distance) {
+    int blocks = 0;
+    for (int j = 0; j < ranks; ++j) blocks += (j & distance) != 0;
+    return blocks;
+  };
+  for (int ppn : std::set<int>{1, 2}) {
+    if (size % ppn != 0 || (ppn > 1 && size / ppn < 2)) continue;
+    harness::Comm fresh;
+    if (ppn > 1) {
+      REQUIRE(MPIX_Comm_update_locality(fresh.comm, ppn) == MPIX_SUCCESS);
+      fresh.comm->carry_in_lanes = true;
+      fresh.comm->lane_batch = 8;
+    } else {
+      REQUIRE(MPIX_Comm_update_locality(fresh.comm, 1) == MPIX_SUCCESS);
+      fresh.comm->carry_in_lanes = false;
+    }
+    INFO("nodes of " << ppn);
+    // Bandwidths without limit: the other ranks' facts price carrying below any
+    // algorithm after an agreement, at any layout.
+    const std::string machine = "/tmp/mpix_test_decline_" + std::to_string(rank);
+    std::ofstream(machine) << "inter_bandwidth = 1e15\nintra_bandwidth = 1e15\ncopy_bandwidth = 1e15\n";
+    harness::ExchangeCase c;
+    c.types = &harness::type_case("byte");
+    c.keys = {{"mpix_machine_file", machine}};
+    c.units = [](int source, int dest) { return source == 0 && dest == 0 ? 2 * (int)kBlock : (int)kBlock; };
+    std::string why;
+    CHECK(harness::run_exchange(c, fresh.comm, MPI_COMM_WORLD, &why));
+    INFO(why);
+    const mpix::DenseChoice& choice = fresh.comm->blocking_choices[1];
+    CHECK_FALSE(choice.carried_blocks);
+    long long expected = 0;
+    if (ppn == 1) {
+      for (int distance = 1; distance < size && rank > 0; distance <<= 1)
+        if (distance <= rank) expected += kBlock * blocks_in_round(size, distance);
+    } else {
+      const int nodes = size / ppn, local = rank % ppn;
+      for (int distance = 1; distance < ppn && rank > 0; distance <<= 1)
+        if (rank >= ppn || distance <= local) expected += kBlock * blocks_in_round(ppn, distance) * nodes;
+      if (rank >= ppn) expected += kBlock * ppn * (nodes - 1);
+    }
+    CHECK(choice.carried.payload_bytes == expected);
+  }
+}
+
 // The carried agreement in lanes (carried_agreement.hpp): nodes emulated as
 // blocks of 2 and of half the ranks, wherever that makes equal nodes, the pattern
 // set on every rank (as choose_carry_pattern's broadcast would), the lanes in

@@ -154,6 +154,8 @@ void decode_record(const long long* agreed, const Agreement& mine, Agreement* al
   all->carried = agreed[kNotCarrying] == 0;
 }
 
+bool some_rank_declined(const long long* record) { return record[kNotCarrying] != 0; }
+
 namespace {
 
 // The field whose maximum a minimum's field (a negated value) travels against.

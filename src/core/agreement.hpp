@@ -43,6 +43,9 @@ void encode_record(const Agreement& mine, bool carrying, long long* record);
 void combine_records(const long long* in, long long* inout);
 // `all` is `mine` with the agreed fields of `agreed`.
 void decode_record(const long long* agreed, const Agreement& mine, Agreement* all);
+// Whether some rank counted in `record` (one rank's, or a partial sum of the
+// carried agreement's) sent no blocks: then no rank's blocks can be delivered.
+bool some_rank_declined(const long long* record);
 
 // A record on the wire of the carried agreement (carried_agreement.hpp), where it
 // travels in every round and every lane message: most fields are flags, block

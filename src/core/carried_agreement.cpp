@@ -207,8 +207,11 @@ int agree_in_bruck_rounds(MPIX_Comm_s* comm, const Agreement& mine, const Exchan
     long long ours[2 * kRecordFields];
     const std::size_t records_out = write_records(ours, dissemination.send(distance, ours), outgoing.data());
     std::size_t block_bytes = 0;
-    const std::size_t sent_bytes = records_out + (blocks ? rotation.write(chosen, outgoing.data() + records_out) : 0);
-    if (blocks)
+    // Once this rank knows the blocks cannot be delivered (a message came without
+    // them, or its records show a rank that sent none), it sends its records alone.
+    const bool sending = complete && !some_rank_declined(dissemination.result());
+    const std::size_t sent_bytes = records_out + (sending ? rotation.write(chosen, outgoing.data() + records_out) : 0);
+    if (sending)
       for (int j : chosen) block_bytes += (std::size_t)rotation.bytes(j);
     ++moved->rounds;
     ++moved->messages;
@@ -283,9 +286,12 @@ int agree_in_lanes(MPIX_Comm_s* comm, const Agreement& mine, const Exchange* blo
     moved->payload_bytes += (long long)block_bytes;
     moved->metadata_bytes += (long long)(sent_bytes - block_bytes);
   };
+  // As in agree_in_bruck_rounds, a rank that knows the blocks cannot be
+  // delivered sends its records alone.
+  bool sending = false;
   auto block_bytes_of = [&](const Rotation& from) {
     std::size_t bytes = 0;
-    if (blocks)
+    if (sending)
       for (int j : chosen) bytes += (std::size_t)from.bytes(j);
     return bytes;
   };
@@ -299,7 +305,8 @@ int agree_in_lanes(MPIX_Comm_s* comm, const Agreement& mine, const Exchange* blo
         for (int m = 0; m < nodes; ++m) chosen.push_back(j * nodes + m);
     long long ours[2 * kRecordFields];
     const std::size_t records_out = write_records(ours, node_records.send(distance, ours), outgoing.data());
-    const std::size_t sent_bytes = records_out + (blocks ? rotation.write(chosen, outgoing.data() + records_out) : 0);
+    sending = complete && !some_rank_declined(node_records.result());
+    const std::size_t sent_bytes = records_out + (sending ? rotation.write(chosen, outgoing.data() + records_out) : 0);
     ++moved->rounds;
     count_message(sent_bytes, block_bytes_of(rotation));
     int received = 0;
@@ -325,6 +332,8 @@ int agree_in_lanes(MPIX_Comm_s* comm, const Agreement& mine, const Exchange* blo
   for (int first = 1; first <= lanes; first += batch) {
     const int in_batch = std::min(batch, lanes - first + 1);
     ++moved->rounds;
+    // `agreed` holds the records of this node and of the lanes' earlier batches.
+    sending = complete && !some_rank_declined(agreed);
     for (int b = 0; b < in_batch; ++b) {
       const int k = lane(first + b), to_node = (node + k) % nodes, from_node = (node - k + nodes) % nodes;
       char* out = outgoing.data() + b * lane_room;
@@ -332,7 +341,7 @@ int agree_in_lanes(MPIX_Comm_s* comm, const Agreement& mine, const Exchange* blo
       const std::size_t record_bytes = write_records(node_records.result(), 1, out);
       chosen.clear();
       for (int j = 0; j < ppn; ++j) chosen.push_back(j * nodes + to_node);
-      const std::size_t sent_bytes = record_bytes + (blocks ? rotation.write(chosen, out + record_bytes) : 0);
+      const std::size_t sent_bytes = record_bytes + (sending ? rotation.write(chosen, out + record_bytes) : 0);
       count_message(sent_bytes, block_bytes_of(rotation));
       MPIX_CHECK_MPI(MPI_Irecv(incoming.data() + b * lane_room, (int)lane_room, MPI_BYTE,
                                locality.node_ranks(from_node)[local], tag, lib_comm, &requests[2 * b]));

@@ -20,7 +20,9 @@
 // valid (no rank failed its checks, the same algorithm and hints, counts that
 // agree, for alltoall one block size), the blocks have arrived when the agreement
 // has: the call is done, at the cost of the exchange alone. Otherwise the blocks
-// are dropped, nothing is written, and the call goes on as after any agreement.
+// are dropped, nothing is written, and the call goes on as after any agreement;
+// a rank stops sending blocks in the round after it learns that they cannot all
+// arrive (a message without them, or records that count a rank that sent none).
 //
 // Every receive is posted for blocks of kCarriedBlockLimit bytes and a rank with
 // a larger block, sent or received, sends its records alone, so no message

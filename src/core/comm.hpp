@@ -46,8 +46,10 @@ struct DenseChoice {
   std::string algorithm, params;
   double predicted_seconds = 0;
   // The blocks arrived with the agreement (carried_agreement.hpp): the call ran no
-  // plan of `algorithm`, and `carried` counts what its rounds moved.
+  // plan of `algorithm`.
   bool carried_blocks = false;
+  // What the rounds of the last blocking call's agreement moved from this rank
+  // (its blocks as payload, where it sent them).
   PlanStats carried;
 };
 

@@ -429,7 +429,8 @@ int probe_direct_copy(Op op, const Algorithm* asked, const TuningRule* rule, MPI
 // rank's own, taken for every rank's: exact for a valid alltoall but for the
 // datatypes' contiguity and direct copy, an estimate for an alltoallv. Where ranks
 // decide differently, some rank sends its records alone and the call goes on as
-// after any agreement, correct but without the saving.
+// after any agreement, correct but without the saving (the others stop sending
+// blocks once their records show it: agree_carrying).
 bool carries_blocks(Op op, const Exchange& ex, const Hints& hints, const Agreement& mine, bool fresh,
                     MPIX_Comm_s* comm) {
   if (hints.asked || hints.tuning || hints.check_args || !fresh || !host_buffers(ex)) return false;
@@ -517,6 +518,7 @@ int plan_dense(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm, Reusabl
     const bool carrying = local_rc == MPIX_SUCCESS &&
                           carries_blocks(a.op, context.exchange, hints, mine, mine.changed || kept_call_only, comm);
     MPIX_TRY(agree_carrying(comm, mine, carrying ? &context.exchange : nullptr, &all, &blocks_delivered, &carried));
+    comm->blocking_choices[a.op == kAlltoall ? 0 : 1].carried = carried;
   } else {
     MPIX_TRY(agree(comm, mine, &all));
   }
@@ -560,7 +562,6 @@ int plan_dense(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm, Reusabl
     choice.params = params;
     choice.predicted_seconds = carried_seconds(context.facts, *context.profile, lanes);
     choice.carried_blocks = true;
-    choice.carried = carried;
     if (verbose)
       report(comm, a.name, *find_algorithm(carrier, a.op), params, "auto: the agreement's rounds carried the blocks",
              context.facts, {});
