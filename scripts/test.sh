@@ -4,7 +4,7 @@
 #   random    the randomized differential test under MPICH (suite 'random')
 #   ompi      the same suite, random included, against Open MPI (build-ompi/)
 #   sanitize  AddressSanitizer + UBSan build (build-sanitize/), every test program
-#   fuzz      the libFuzzer targets for FUZZ_SECONDS each (default 10; scripts/fuzz.sh)
+#   fuzz      the libFuzzer targets for FUZZ_SECONDS each (default 30; scripts/fuzz.sh)
 # Each part prints its time; the end is one combined summary in Meson's format
 # (Ok: N ... Fail: M) and a line "N passed, M failed". Exits non-zero if any part
 # failed. MPIX_TEST_PARTS=mpich,ompi (say) runs only those parts.
@@ -83,7 +83,7 @@ has random && run_part random build_and_test MPIX_MPI=mpich -- --suite random
 # the MPI: they run once, in the MPICH part.
 has ompi && run_part ompi build_and_test MPIX_MPI=ompi -- --no-suite smpi --no-suite bench --no-suite largecount
 has sanitize && run_part sanitize build_and_test MPIX_MPI=mpich MPIX_SANITIZE=1 -- "${SANITIZE_SKIP[@]}"
-has fuzz && run_part fuzz nice "$ROOT/scripts/fuzz.sh" "${FUZZ_SECONDS:-10}"
+has fuzz && run_part fuzz nice "$ROOT/scripts/fuzz.sh" "${FUZZ_SECONDS:-30}"
 
 echo
 echo "======== summary"

@@ -1,5 +1,7 @@
 #include "harness.hpp"
 
+#include "core/registry.hpp"
+
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -154,6 +156,20 @@ bool run_dense_case(const DenseCase& c, MPIX_Comm* comm, std::string* why) {
   return run_exchange(e, comm, MPI_COMM_WORLD, why);
 }
 
+const char* bad_argument_name(BadArgument bad) {
+  switch (bad) {
+    case BadArgument::fewer_units: return "fewer_units";
+    case BadArgument::negative_count: return "negative_count";
+    case BadArgument::null_buffer: return "null_buffer";
+    case BadArgument::null_datatype: return "null_datatype";
+    case BadArgument::uncommitted_type: return "uncommitted_type";
+    case BadArgument::other_algorithm: return "other_algorithm";
+    case BadArgument::unknown_algorithm: return "unknown_algorithm";
+    case BadArgument::count: break;
+  }
+  return "?";
+}
+
 bool run_exchange(const ExchangeCase& c, MPIX_Comm* comm, MPI_Comm mpi, std::string* why) {
   int size = 0, rank = 0;
   MPI_Comm_size(mpi, &size);
@@ -183,6 +199,72 @@ bool run_exchange(const ExchangeCase& c, MPIX_Comm* comm, MPI_Comm mpi, std::str
   for (const auto& k : c.keys) info.set(k.first, k.second);
 
   const void* sendbuf = c.in_place ? MPI_IN_PLACE : (const void*)send.data();
+  void* recvbuf = recv.data();
+  MPI_Datatype recv_type = tc.recv;
+  MPI_Datatype uncommitted = MPI_DATATYPE_NULL;
+  const char* algorithm_variable = c.alltoall ? "MPIX_ALLTOALL_ALGORITHM" : "MPIX_ALLTOALLV_ALGORITHM";
+  if (c.bad_rank == rank) {
+    // Where the fault drawn does not apply (no bytes to shrink, to receive or to
+    // type), a negative count stands in for it.
+    BadArgument bad = c.bad;
+    const int peer = c.bad_peer % size;
+    long long received = 0;
+    for (int n : recv_counts) received += n;
+    if (bad == BadArgument::fewer_units) {
+      const bool sending = c.bad_peer % 2 == 0 && !c.in_place;
+      std::vector<int>& counts = sending ? send.counts : recv.counts;
+      std::vector<int>& firsts = sending ? send_counts : recv_counts;  // alltoall's one count
+      const int unit = sending ? send_per_unit : tc.recv_per_unit;
+      bad = BadArgument::negative_count;
+      for (int k = 0; k < size; ++k) {
+        const int j = c.alltoall ? 0 : (peer + k) % size;
+        // In place, a rank's block to itself is sent from where it is received:
+        // one count, and shrinking it keeps the call valid (alone, an alltoall's
+        // one count is that block's).
+        if (counts[j] < unit || (c.in_place && (c.alltoall ? size == 1 : j == rank))) continue;
+        counts[j] -= unit;
+        firsts[j] -= unit;
+        bad = BadArgument::fewer_units;
+        break;
+      }
+    }
+    if ((bad == BadArgument::null_buffer || bad == BadArgument::null_datatype ||
+         bad == BadArgument::uncommitted_type) && received == 0)
+      bad = BadArgument::negative_count;
+    // An unknown name in an info fails MPIX_Info_set already; the environment
+    // gives it to the call, where the info names no algorithm.
+    if (bad == BadArgument::unknown_algorithm && !c.algorithm.empty()) bad = BadArgument::other_algorithm;
+    // Alone, a rank's algorithm differs from no one's.
+    if (bad == BadArgument::other_algorithm && size == 1) bad = BadArgument::negative_count;
+    switch (bad) {
+      case BadArgument::negative_count:
+        if (c.in_place) {
+          recv.counts[peer] = -1;
+          recv_counts[0] = -1;
+        } else {
+          send.counts[peer] = -1;
+          send_counts[0] = -1;
+        }
+        break;
+      case BadArgument::null_buffer: recvbuf = nullptr; break;
+      case BadArgument::null_datatype: recv_type = MPI_DATATYPE_NULL; break;
+      case BadArgument::uncommitted_type:
+        MPI_Type_contiguous(1, c.in_place ? tc.recv : send_type, &uncommitted);
+        (c.in_place ? recv_type : send_type) = uncommitted;
+        break;
+      case BadArgument::other_algorithm: {
+        std::vector<std::string> names = mpix::algorithm_names(c.alltoall ? mpix::kAlltoall : mpix::kAlltoallv);
+        names.erase(std::remove(names.begin(), names.end(), c.algorithm), names.end());
+        info.set(c.alltoall ? "mpix_alltoall_algorithm" : "mpix_alltoallv_algorithm", names[(std::size_t)peer % names.size()]);
+        break;
+      }
+      case BadArgument::unknown_algorithm:
+        setenv(algorithm_variable, "no_such_algorithm", 1);
+        break;
+      case BadArgument::fewer_units:
+      case BadArgument::count: break;
+    }
+  }
   // The large-count forms take the same arguments widened to MPI_Count / MPI_Aint.
   std::vector<MPI_Count> wide_counts[2];
   std::vector<MPI_Aint> wide_displs[2];
@@ -194,29 +276,29 @@ bool run_exchange(const ExchangeCase& c, MPIX_Comm* comm, MPI_Comm mpi, std::str
   auto call_c = [&](MPIX_Request** request) {
     if (c.alltoall) {
       if (request)
-        return MPIX_Alltoall_plan_c(sendbuf, send_counts[0], send_type, recv.data(), recv_counts[0], tc.recv,
+        return MPIX_Alltoall_plan_c(sendbuf, send_counts[0], send_type, recvbuf, recv_counts[0], recv_type,
                                     info.info, comm, request);
-      return MPIX_Alltoall_c(sendbuf, send_counts[0], send_type, recv.data(), recv_counts[0], tc.recv, info.info, comm);
+      return MPIX_Alltoall_c(sendbuf, send_counts[0], send_type, recvbuf, recv_counts[0], recv_type, info.info, comm);
     }
     if (request)
-      return MPIX_Alltoallv_plan_c(sendbuf, wide_counts[0].data(), wide_displs[0].data(), send_type, recv.data(),
-                                   wide_counts[1].data(), wide_displs[1].data(), tc.recv, info.info, comm, request);
-    return MPIX_Alltoallv_c(sendbuf, wide_counts[0].data(), wide_displs[0].data(), send_type, recv.data(),
-                            wide_counts[1].data(), wide_displs[1].data(), tc.recv, info.info, comm);
+      return MPIX_Alltoallv_plan_c(sendbuf, wide_counts[0].data(), wide_displs[0].data(), send_type, recvbuf,
+                                   wide_counts[1].data(), wide_displs[1].data(), recv_type, info.info, comm, request);
+    return MPIX_Alltoallv_c(sendbuf, wide_counts[0].data(), wide_displs[0].data(), send_type, recvbuf,
+                            wide_counts[1].data(), wide_displs[1].data(), recv_type, info.info, comm);
   };
   auto call = [&](MPIX_Request** request) {
     if (c.large_count) return call_c(request);
     if (c.alltoall) {
       if (request)
-        return MPIX_Alltoall_plan(sendbuf, send_counts[0], send_type, recv.data(), recv_counts[0], tc.recv,
+        return MPIX_Alltoall_plan(sendbuf, send_counts[0], send_type, recvbuf, recv_counts[0], recv_type,
                                   info.info, comm, request);
-      return MPIX_Alltoall(sendbuf, send_counts[0], send_type, recv.data(), recv_counts[0], tc.recv, info.info, comm);
+      return MPIX_Alltoall(sendbuf, send_counts[0], send_type, recvbuf, recv_counts[0], recv_type, info.info, comm);
     }
     if (request)
-      return MPIX_Alltoallv_plan(sendbuf, send.counts.data(), send.displs.data(), send_type, recv.data(),
-                                 recv.counts.data(), recv.displs.data(), tc.recv, info.info, comm, request);
-    return MPIX_Alltoallv(sendbuf, send.counts.data(), send.displs.data(), send_type, recv.data(),
-                          recv.counts.data(), recv.displs.data(), tc.recv, info.info, comm);
+      return MPIX_Alltoallv_plan(sendbuf, send.counts.data(), send.displs.data(), send_type, recvbuf,
+                                 recv.counts.data(), recv.displs.data(), recv_type, info.info, comm, request);
+    return MPIX_Alltoallv(sendbuf, send.counts.data(), send.displs.data(), send_type, recvbuf,
+                          recv.counts.data(), recv.displs.data(), recv_type, info.info, comm);
   };
 
   bool ok = true;
@@ -224,6 +306,21 @@ bool run_exchange(const ExchangeCase& c, MPIX_Comm* comm, MPI_Comm mpi, std::str
     if (ok && why) *why = text;
     ok = false;
   };
+  if (c.bad_rank >= 0) {
+    // The call fails on every rank, with a message, and writes nothing.
+    fill(send.storage, rank, 0);
+    fill(recv.storage, rank + 1000, 0);
+    const std::vector<unsigned char> before = recv.storage;
+    MPIX_Request* request = nullptr;
+    const int rc = c.mode == Mode::blocking ? call(nullptr) : call(&request);
+    if (rc == MPIX_SUCCESS) problem("the call succeeded");
+    else if (std::strlen(MPIX_Last_error_message()) == 0) problem("an error without a message");
+    if (recv.storage != before) problem("the failed call wrote into the receive buffer");
+    if (request) MPIX_Request_free(&request);
+    if (uncommitted != MPI_DATATYPE_NULL) MPI_Type_free(&uncommitted);
+    if (c.bad_rank == rank && c.bad == BadArgument::unknown_algorithm) unsetenv(algorithm_variable);
+    return all_ranks(ok, mpi);
+  }
   MPIX_Request* request = nullptr;
   if (c.mode != Mode::blocking) {
     int rc = call(&request);

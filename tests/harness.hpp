@@ -68,6 +68,20 @@ struct DenseCase {
   std::string describe() const;
 };
 
+// The faults of ExchangeCase::bad_rank's call. Counts only shrink, so that no
+// call reads or writes outside the buffers laid out for the valid case.
+enum class BadArgument {
+  fewer_units,         // one unit fewer in a non-empty block, sent (even bad_peer) or expected (odd)
+  negative_count,      // a count of -1
+  null_buffer,         // NULL receive buffer where it receives bytes
+  null_datatype,       // MPI_DATATYPE_NULL as the receive type
+  uncommitted_type,    // a contiguous copy of the send type, never committed
+  other_algorithm,     // a valid algorithm other than the others' (auto: one named)
+  unknown_algorithm,   // an algorithm name that does not exist
+  count
+};
+const char* bad_argument_name(BadArgument bad);
+
 // A dense exchange given by its block sizes, on any communicator: units(source,
 // dest) is the number of TypeCase units from source to dest (the same on every
 // rank; for in-place only source <= dest is asked, the exchange is symmetric; for
@@ -82,6 +96,11 @@ struct ExchangeCase {
   std::vector<std::pair<const char*, std::string>> keys;
   std::function<int(int source, int dest)> units;
   bool large_count = false;  // through MPIX_Alltoall(v)(_plan)_c
+  // Bad arguments on one rank (test_random --invalid): `bad_rank` (-1: none) makes
+  // its call with the fault `bad` near block `bad_peer`. Then the case passes when
+  // the call (or the plan) fails on every rank and no receive buffer changed.
+  int bad_rank = -1, bad_peer = 0;
+  BadArgument bad = BadArgument::fewer_units;
 };
 
 // Runs the case through MPIX on `comm` and MPI_Alltoall(v) on `mpi` (the MPI

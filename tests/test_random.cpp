@@ -11,7 +11,13 @@
 // send or receive nothing). Only valid calls are drawn: every rank's counts agree
 // with its peers'.
 //
-//   test_random [--seed S|random] [--cases N] [--quiet]
+// With --invalid, each case's call is made first with bad arguments on one rank
+// (harness::BadArgument, drawn from the case's seed: counts that shrink, a
+// negative count, a NULL receive buffer or datatype, an uncommitted datatype,
+// another or an unknown algorithm): it must fail on every rank, with a message,
+// writing nothing; then the valid case runs on the same communicator.
+//
+//   test_random [--seed S|random] [--cases N] [--quiet] [--invalid]
 // Case k runs with seed S + k; a failed case prints the command that replays it
 // alone (`--seed S+k --cases 1` at the same rank count). docs/testing.md.
 #include <mpi.h>
@@ -108,6 +114,9 @@ struct Case {
   // known (the radix of a hierarchical algorithm is at most the largest node).
   std::vector<std::pair<mpix::Param, std::uint64_t>> params;  // raw 0: the default
   std::vector<std::pair<const char*, std::string>> keys;        // resolved
+  // --invalid: the rank whose call goes wrong first, and how.
+  int bad_rank = -1, bad_peer = 0;
+  harness::BadArgument bad = harness::BadArgument::fewer_units;
 };
 
 Case draw(std::uint64_t seed, int world, const std::vector<std::string>& type_names) {
@@ -156,6 +165,15 @@ Case draw(std::uint64_t seed, int world, const std::vector<std::string>& type_na
     c.silent_recv[r] = rng.chance(30);
   }
   return c;
+}
+
+// The fault of --invalid, from its own stream of the seed, so that the valid case
+// is the one the same seed draws without it.
+void draw_bad(Case& c) {
+  Rng rng(c.seed ^ 0x6261645f61726773ull);
+  c.bad_rank = (int)rng.range(0, c.ranks - 1);
+  c.bad = (harness::BadArgument)rng.range(0, (int)harness::BadArgument::count - 1);
+  c.bad_peer = (int)rng.range(0, 1 << 20);
 }
 
 // Units from `source` to `dest` (ranks of the sub-communicator).
@@ -228,6 +246,9 @@ std::string describe(const Case& c) {
   text += c.mode == Mode::persistent ? " persistent(" + std::to_string(c.starts) + " starts)"
                                       : " blocking(" + std::to_string(c.starts) + " calls)";
   if (c.in_place) text += " in-place";
+  if (c.bad_rank >= 0)
+    text += std::string(" bad=") + harness::bad_argument_name(c.bad) + "@rank" + std::to_string(c.bad_rank) +
+            "(peer " + std::to_string(c.bad_peer) + ")";
   text += std::string(" counts=") + counts_name(c.counts);
   if (c.counts == Counts::huge_block)
     text += "(" + std::to_string(c.huge) + " units" +
@@ -275,7 +296,16 @@ bool run_case(Case& c, const harness::TypeCase& type, bool print, std::string* w
       e.algorithm = c.algorithm;
       e.keys = c.keys;
       e.units = [&c](int source, int dest) { return units(c, source, dest); };
-      ok = harness::run_exchange(e, comm, sub, why);
+      if (c.bad_rank >= 0) {
+        e.bad_rank = c.bad_rank;
+        e.bad = c.bad;
+        e.bad_peer = c.bad_peer;
+        ok = harness::run_exchange(e, comm, sub, why);
+        e.bad_rank = -1;
+        if (!ok && why) *why = "bad arguments: " + *why;
+      }
+      // After a failed call, the communicator serves the valid one.
+      ok = harness::run_exchange(e, comm, sub, why) && ok;
     } else {
       ok = false;
     }
@@ -292,7 +322,7 @@ int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   const int rank = harness::world_rank(), world = harness::world_size();
   std::uint64_t seed = 0;
-  bool random_seed = true, quiet = false;
+  bool random_seed = true, quiet = false, invalid = false;
   long long cases = 10;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
@@ -304,9 +334,11 @@ int main(int argc, char** argv) {
       cases = std::atoll(argv[++i]);
     } else if (arg == "--quiet") {
       quiet = true;
+    } else if (arg == "--invalid") {
+      invalid = true;
     } else {
       if (rank == 0)
-        std::fprintf(stderr, "usage: %s [--seed S|random] [--cases N] [--quiet]\n", argv[0]);
+        std::fprintf(stderr, "usage: %s [--seed S|random] [--cases N] [--quiet] [--invalid]\n", argv[0]);
       MPI_Finalize();
       return 2;
     }
@@ -327,6 +359,7 @@ int main(int argc, char** argv) {
   long long failed = 0;
   for (long long k = 0; k < cases; ++k) {
     Case c = draw(seed + (std::uint64_t)k, world, type_names);
+    if (invalid) draw_bad(c);
     const harness::TypeCase* type = nullptr;
     for (const auto& t : types)
       if (t.name == c.types) type = &t;
@@ -338,8 +371,8 @@ int main(int argc, char** argv) {
     if (!ok) {
       ++failed;
       if (rank == 0)
-        std::printf("FAILED case seed %" PRIu64 ": %s\n  replay: MPIX_PPN= %s -n %d %s --seed %" PRIu64 " --cases 1\n",
-                    c.seed, describe(c).c_str(), MPIX_MPIEXEC, world, argv[0], c.seed);
+        std::printf("FAILED case seed %" PRIu64 ": %s\n  replay: MPIX_PPN= %s -n %d %s --seed %" PRIu64 " --cases 1%s\n",
+                    c.seed, describe(c).c_str(), MPIX_MPIEXEC, world, argv[0], c.seed, invalid ? " --invalid" : "");
     }
     std::fflush(stdout);
   }
