@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it (docs/testing.md):
-#   mpich     every test program under MPICH at 1 to 16 ranks (build/)
+#   mpich     every test program under MPICH at 1 to 32 ranks (build/)
 #   random    the randomized differential test under MPICH (suite 'random')
 #   ompi      the same suite, random included, against Open MPI (build-ompi/)
 #   sanitize  AddressSanitizer + UBSan build (build-sanitize/), every test program

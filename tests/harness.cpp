@@ -203,15 +203,15 @@ bool run_exchange(const ExchangeCase& c, MPIX_Comm* comm, MPI_Comm mpi, std::str
   MPI_Datatype recv_type = tc.recv;
   MPI_Datatype uncommitted = MPI_DATATYPE_NULL;
   const char* algorithm_variable = c.alltoall ? "MPIX_ALLTOALL_ALGORITHM" : "MPIX_ALLTOALLV_ALGORITHM";
-  if (c.bad_rank == rank) {
+  if (c.bad.rank == rank) {
     // Where the fault drawn does not apply (no bytes to shrink, to receive or to
     // type), a negative count stands in for it.
-    BadArgument bad = c.bad;
-    const int peer = c.bad_peer % size;
+    BadArgument bad = c.bad.argument;
+    const int peer = c.bad.peer % size;
     long long received = 0;
     for (int n : recv_counts) received += n;
     if (bad == BadArgument::fewer_units) {
-      const bool sending = c.bad_peer % 2 == 0 && !c.in_place;
+      const bool sending = c.bad.peer % 2 == 0 && !c.in_place;
       std::vector<int>& counts = sending ? send.counts : recv.counts;
       std::vector<int>& firsts = sending ? send_counts : recv_counts;  // alltoall's one count
       const int unit = sending ? send_per_unit : tc.recv_per_unit;
@@ -306,7 +306,7 @@ bool run_exchange(const ExchangeCase& c, MPIX_Comm* comm, MPI_Comm mpi, std::str
     if (ok && why) *why = text;
     ok = false;
   };
-  if (c.bad_rank >= 0) {
+  if (c.bad.rank >= 0) {
     // The call fails on every rank, with a message, and writes nothing.
     fill(send.storage, rank, 0);
     fill(recv.storage, rank + 1000, 0);
@@ -318,7 +318,7 @@ bool run_exchange(const ExchangeCase& c, MPIX_Comm* comm, MPI_Comm mpi, std::str
     if (recv.storage != before) problem("the failed call wrote into the receive buffer");
     if (request) MPIX_Request_free(&request);
     if (uncommitted != MPI_DATATYPE_NULL) MPI_Type_free(&uncommitted);
-    if (c.bad_rank == rank && c.bad == BadArgument::unknown_algorithm) unsetenv(algorithm_variable);
+    if (c.bad.rank == rank && c.bad.argument == BadArgument::unknown_algorithm) unsetenv(algorithm_variable);
     return all_ranks(ok, mpi);
   }
   MPIX_Request* request = nullptr;

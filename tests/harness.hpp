@@ -68,7 +68,7 @@ struct DenseCase {
   std::string describe() const;
 };
 
-// The faults of ExchangeCase::bad_rank's call. Counts only shrink, so that no
+// The faults of a BadCall. Counts only shrink, so that no
 // call reads or writes outside the buffers laid out for the valid case.
 enum class BadArgument {
   fewer_units,         // one unit fewer in a non-empty block, sent (even bad_peer) or expected (odd)
@@ -81,6 +81,13 @@ enum class BadArgument {
   count
 };
 const char* bad_argument_name(BadArgument bad);
+
+// Bad arguments on one rank (test_random --invalid): rank `rank` (-1: none) makes
+// its call with the fault `argument` near block `peer`.
+struct BadCall {
+  int rank = -1, peer = 0;
+  BadArgument argument = BadArgument::fewer_units;
+};
 
 // A dense exchange given by its block sizes, on any communicator: units(source,
 // dest) is the number of TypeCase units from source to dest (the same on every
@@ -96,11 +103,9 @@ struct ExchangeCase {
   std::vector<std::pair<const char*, std::string>> keys;
   std::function<int(int source, int dest)> units;
   bool large_count = false;  // through MPIX_Alltoall(v)(_plan)_c
-  // Bad arguments on one rank (test_random --invalid): `bad_rank` (-1: none) makes
-  // its call with the fault `bad` near block `bad_peer`. Then the case passes when
-  // the call (or the plan) fails on every rank and no receive buffer changed.
-  int bad_rank = -1, bad_peer = 0;
-  BadArgument bad = BadArgument::fewer_units;
+  // With a bad call, the case passes when the call (or the plan) fails on every
+  // rank and no receive buffer changed.
+  BadCall bad;
 };
 
 // Runs the case through MPIX on `comm` and MPI_Alltoall(v) on `mpi` (the MPI

@@ -114,9 +114,7 @@ struct Case {
   // known (the radix of a hierarchical algorithm is at most the largest node).
   std::vector<std::pair<mpix::Param, std::uint64_t>> params;  // raw 0: the default
   std::vector<std::pair<const char*, std::string>> keys;        // resolved
-  // --invalid: the rank whose call goes wrong first, and how.
-  int bad_rank = -1, bad_peer = 0;
-  harness::BadArgument bad = harness::BadArgument::fewer_units;
+  harness::BadCall bad;  // --invalid: the rank whose call goes wrong first, and how
 };
 
 Case draw(std::uint64_t seed, int world, const std::vector<std::string>& type_names) {
@@ -171,9 +169,9 @@ Case draw(std::uint64_t seed, int world, const std::vector<std::string>& type_na
 // is the one the same seed draws without it.
 void draw_bad(Case& c) {
   Rng rng(c.seed ^ 0x6261645f61726773ull);
-  c.bad_rank = (int)rng.range(0, c.ranks - 1);
-  c.bad = (harness::BadArgument)rng.range(0, (int)harness::BadArgument::count - 1);
-  c.bad_peer = (int)rng.range(0, 1 << 20);
+  c.bad.rank = (int)rng.range(0, c.ranks - 1);
+  c.bad.argument = (harness::BadArgument)rng.range(0, (int)harness::BadArgument::count - 1);
+  c.bad.peer = (int)rng.range(0, 1 << 20);
 }
 
 // Units from `source` to `dest` (ranks of the sub-communicator).
@@ -246,9 +244,9 @@ std::string describe(const Case& c) {
   text += c.mode == Mode::persistent ? " persistent(" + std::to_string(c.starts) + " starts)"
                                       : " blocking(" + std::to_string(c.starts) + " calls)";
   if (c.in_place) text += " in-place";
-  if (c.bad_rank >= 0)
-    text += std::string(" bad=") + harness::bad_argument_name(c.bad) + "@rank" + std::to_string(c.bad_rank) +
-            "(peer " + std::to_string(c.bad_peer) + ")";
+  if (c.bad.rank >= 0)
+    text += std::string(" bad=") + harness::bad_argument_name(c.bad.argument) + "@rank" + std::to_string(c.bad.rank) +
+            "(peer " + std::to_string(c.bad.peer) + ")";
   text += std::string(" counts=") + counts_name(c.counts);
   if (c.counts == Counts::huge_block)
     text += "(" + std::to_string(c.huge) + " units" +
@@ -296,12 +294,10 @@ bool run_case(Case& c, const harness::TypeCase& type, bool print, std::string* w
       e.algorithm = c.algorithm;
       e.keys = c.keys;
       e.units = [&c](int source, int dest) { return units(c, source, dest); };
-      if (c.bad_rank >= 0) {
-        e.bad_rank = c.bad_rank;
+      if (c.bad.rank >= 0) {
         e.bad = c.bad;
-        e.bad_peer = c.bad_peer;
         ok = harness::run_exchange(e, comm, sub, why);
-        e.bad_rank = -1;
+        e.bad = harness::BadCall{};
         if (!ok && why) *why = "bad arguments: " + *why;
       }
       // After a failed call, the communicator serves the valid one.
