@@ -9,6 +9,7 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -39,10 +40,13 @@ bool reads_as_words(const std::string& message) {
 struct Exchange {
   int size = harness::world_size(), rank = harness::world_rank();
   std::vector<int> send, recv, send_counts, send_displs, recv_counts, recv_displs;
-  Exchange(int sent = 1, int expected = 1, int from = 0, int to = 1) {
+  // Rank `from` sends `sent` ints to rank `to`, which expects `expected`; every
+  // other block is one int, but that rank `also_from` sends `also_sent` to `to`.
+  Exchange(int sent = 1, int expected = 1, int from = 0, int to = 1, int also_from = -1, int also_sent = 1) {
     send_counts.assign(size, 1);
     recv_counts.assign(size, 1);
     if (rank == from && to < size) send_counts[to] = sent;
+    if (rank == also_from && to < size) send_counts[to] = also_sent;
     if (rank == to) recv_counts[from] = expected;
     send_displs.resize(size);
     recv_displs.resize(size);
@@ -260,12 +264,24 @@ static void bad_alltoall_while_carrying(MPIX_Comm* comm) {
 static void bad_alltoallv_while_carrying(MPIX_Comm* comm) {
   const struct { MPIX_Comm* comm; } c{comm};
   const int size = harness::world_size(), rank = harness::world_rank();
-  for (int expected : {2, 40}) {
-    INFO("rank 1 sends 3 ints to rank 0, which expects " << expected);
-    Exchange ex(3, expected, 1, 0);
+  // From rank 1, on rank 0's node in lanes, and from the last rank, which reaches
+  // rank 0 by a lane, whose blocks travel without sizes.
+  for (int from : std::set<int>{1, size - 1})
+    for (int expected : {2, 4, 40}) {
+      INFO("rank " << from << " sends 3 ints to rank 0, which expects " << expected);
+      Exchange ex(3, expected, from, 0);
+      CHECK(all_ranks(ex.run(nullptr, c.comm) == MPIX_ERR_ARG));
+      CHECK(message_has(rank == 0 ? mpix::format("rank %d sends 12 bytes to rank 0, which expects", from).c_str()
+                                  : "send and receive counts disagree between ranks"));
+      CHECK(std::count(ex.recv.begin(), ex.recv.end(), -1) == (long)ex.recv.size());
+    }
+  if (size >= 3) {
+    // Two disagreements that keep the length of what rank 0 receives from the last
+    // two ranks (in lanes, one message from the other node): its blocks would be
+    // read at the wrong places; the agreement finds them and nothing is written.
+    INFO("rank " << size - 1 << " sends 2 ints to rank 0 and rank " << size - 2 << " none, where it expects 1 each");
+    Exchange ex(2, 1, size - 1, 0, size - 2, 0);
     CHECK(all_ranks(ex.run(nullptr, c.comm) == MPIX_ERR_ARG));
-    CHECK(message_has(rank == 0 ? "rank 1 sends 12 bytes to rank 0, which expects"
-                                : "send and receive counts disagree between ranks"));
     CHECK(std::count(ex.recv.begin(), ex.recv.end(), -1) == (long)ex.recv.size());
   }
   {

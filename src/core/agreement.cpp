@@ -154,6 +154,34 @@ void decode_record(const long long* agreed, const Agreement& mine, Agreement* al
   all->carried = agreed[kNotCarrying] == 0;
 }
 
+namespace {
+
+// u(r) and v(r) of encode_carried_record: pair weights of pairs no exchange has.
+unsigned long long ring_weight(int rank, int which) { return pair_weight(rank, -1 - which); }
+
+unsigned long long ring_term(long long value, int rank, int ranks, int which) {
+  return (unsigned long long)value * (ring_weight(rank, which) - ring_weight((rank + 1) % ranks, which));
+}
+
+}  // namespace
+
+void encode_carried_record(const Agreement& mine, bool carrying, int rank, int ranks, long long* record) {
+  encode_record(mine, carrying, record);
+  const unsigned long long sum = mine.sent_checksum - mine.expected_checksum +
+                                 ring_term(mine.algorithm, rank, ranks, 0) + ring_term(mine.hints_hash, rank, ranks, 1);
+  record[kSentChecksum] = (long long)sum;
+  record[kExpectedChecksum] = 0;
+  record[kAlgorithmMax] = record[kAlgorithmNegMin] = record[kHashMax] = record[kHashNegMin] = 0;
+}
+
+void decode_carried_record(const long long* agreed, const Agreement& mine, Agreement* all) {
+  decode_record(agreed, mine, all);
+  all->algorithm = mine.algorithm;
+  all->hints_hash = mine.hints_hash;
+  all->counts_disagree = false;
+  all->inconsistent = agreed[kSentChecksum] != 0;
+}
+
 bool some_rank_declined(const long long* record) { return record[kNotCarrying] != 0; }
 
 namespace {

@@ -32,6 +32,9 @@ struct Agreement {
   bool keeps = false;
   // All: every rank sent its blocks with its record (carried_agreement.hpp).
   bool carried = false;
+  // All, from a carried record: the sum that stands for the algorithm, the hash and
+  // the checksums is not zero, so some of them differ (agree() says which).
+  bool inconsistent = false;
 };
 
 // The record one rank contributes, 21 long longs; reduced field by field, sums
@@ -43,6 +46,19 @@ void encode_record(const Agreement& mine, bool carrying, long long* record);
 void combine_records(const long long* in, long long* inout);
 // `all` is `mine` with the agreed fields of `agreed`.
 void decode_record(const long long* agreed, const Agreement& mine, Agreement* all);
+// The record of the carried agreement, whose every byte travels in every lane
+// message: the algorithm, the hints' hash and the two count checksums go as one
+// sum modulo 2^64, zero where all ranks agree on them, in place of five fields of
+// up to 8 bytes. Rank r adds its checksums' difference (sent - expected) and, for
+// the algorithm a and the hash h, a (u(r) - u(r + 1)) and h (v(r) - v(r + 1)) with
+// odd pseudo-random u and v over the ring of `ranks`: equal values cancel around
+// it, and a rank whose value differs by d leaves d (u(r) - u(r + 1)), not 0
+// modulo 2^64 but by a chance of about 2^-60 (the weights' difference is even).
+// decode_carried_record sets all->inconsistent where the sum is not 0; the call
+// then makes agree()'s allreduce of the full records, which names what differs:
+// only a call that fails pays it.
+void encode_carried_record(const Agreement& mine, bool carrying, int rank, int ranks, long long* record);
+void decode_carried_record(const long long* agreed, const Agreement& mine, Agreement* all);
 // Whether some rank counted in `record` (one rank's, or a partial sum of the
 // carried agreement's) sent no blocks: then no rank's blocks can be delivered.
 bool some_rank_declined(const long long* record);
@@ -52,11 +68,13 @@ bool some_rank_declined(const long long* record);
 // sizes and counts of a few bytes, so each goes with the bytes its value needs
 // (their number in a half-byte each in front), a minimum as its distance from its
 // maximum (0 on one rank, and wherever the ranks agree) and the rest zigzag-coded.
-// The hash and the checksums keep their 8 bytes. At most kPackedRecordMaxBytes;
+// The sum that stands for the algorithm, the hash and the checksums
+// (encode_carried_record) keeps its 8 bytes. At most kPackedRecordMaxBytes;
 // kPackedRecordBytes is its typical length, for the model (a node's record of
-// blocks uniform in [0, 16 B] on a node of 32 at P = 256: 53 bytes, test_model).
+// blocks uniform in [0, 16 B] on a node of 32 at P = 256: 36 bytes, test_model;
+// 53 while the hash and the two checksums travelled apart).
 constexpr std::size_t kPackedRecordMaxBytes = (kRecordFields + 1) / 2 + kRecordBytes;
-constexpr double kPackedRecordBytes = 53;
+constexpr double kPackedRecordBytes = 36;
 // Writes `record` to `out` (room for kPackedRecordMaxBytes); returns its bytes.
 std::size_t pack_record(const long long* record, char* out);
 // Reads a packed record from the `length` bytes at `in`; returns the bytes it
