@@ -1,8 +1,8 @@
-// MPIX_Alltoall(v)[_plan], MPIX_Start, MPIX_Wait, MPIX_Test, MPIX_Request_free: argument
-// checks, the one agreement between ranks, algorithm choice, and the plan.
+// MPIX_Alltoall(v)[_plan], MPIX_Start, MPIX_Wait, MPIX_Test, MPIX_Request_free: the one
+// agreement between ranks, algorithm choice, the plan and its reuse (the arguments'
+// checks: dense_args.cpp).
 #include <algorithm>
 #include <cctype>
-#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -12,6 +12,7 @@
 #include "carried_agreement.hpp"
 #include "breakdown.hpp"
 #include "comm.hpp"
+#include "dense_args.hpp"
 #include "error.hpp"
 #include "info.hpp"
 #include "registry.hpp"
@@ -94,197 +95,6 @@ bool kept_plan_carries(const MPIX_Comm_s* comm, bool alltoall) {
 
 namespace {
 
-// The arguments of a dense call in the large-count form (MPI-4's _c functions:
-// MPI_Count counts, MPI_Aint displacements); the int forms are converted to it.
-struct DenseArgs {
-  const char* name;  // of the API function, for messages
-  Op op;
-  const void* sendbuf;
-  const MPI_Count* sendcounts;
-  const MPI_Aint* sdispls;
-  MPI_Datatype sendtype;
-  void* recvbuf;
-  const MPI_Count* recvcounts;
-  const MPI_Aint* rdispls;
-  MPI_Datatype recvtype;
-  MPI_Count sendcount = 0, recvcount = 0;  // alltoall
-};
-
-int check_side(const DenseArgs& a, bool send, int size, MPI_Comm lib_comm, BufferSide* side) {
-  const char* counts_name = send ? (a.op == kAlltoall ? "sendcount" : "sendcounts") : (a.op == kAlltoall ? "recvcount" : "recvcounts");
-  const char* displs_name = send ? "sdispls" : "rdispls";
-  const void* buf = send ? a.sendbuf : a.recvbuf;
-  MPIX_TRY(describe_type(send ? a.sendtype : a.recvtype, send ? "sendtype" : "recvtype", &side->layout));
-  MPIX_TRY(check_committed(side->layout.type, send ? "sendtype" : "recvtype", lib_comm));
-  side->counts.resize(size);
-  side->displs.resize(size);
-  // Byte counts and offsets are 64-bit: counts and displacements whose bytes could
-  // overflow them (summed over the ranks) are refused, not wrapped.
-  const long long element = std::max<long long>({side->layout.size, std::llabs((long long)side->layout.extent), 1});
-  const long long limit = LLONG_MAX / 4 / element / size;
-  if (a.op == kAlltoall) {
-    MPI_Count count = send ? a.sendcount : a.recvcount;
-    if (count < 0) return fail(MPIX_ERR_ARG, format("%s: %s=%lld: must be >= 0", a.name, counts_name, (long long)count));
-    if (count > limit)
-      return fail(MPIX_ERR_ARG, format("%s: %s=%lld: more bytes than 64-bit offsets hold", a.name, counts_name,
-                                       (long long)count));
-    // Block i starts i*count elements in, an offset in MPI_Aint: a buffer beyond
-    // INT_MAX elements is fine (MPI_Alltoall accepts it too).
-    for (int i = 0; i < size; ++i) {
-      side->counts[i] = count;
-      side->displs[i] = (MPI_Aint)i * count;
-    }
-  } else {
-    const MPI_Count* counts = send ? a.sendcounts : a.recvcounts;
-    const MPI_Aint* displs = send ? a.sdispls : a.rdispls;
-    if (!counts) return fail(MPIX_ERR_ARG, format("%s: %s is NULL", a.name, counts_name));
-    if (!displs) return fail(MPIX_ERR_ARG, format("%s: %s is NULL", a.name, displs_name));
-    for (int i = 0; i < size; ++i) {
-      if (counts[i] < 0)
-        return fail(MPIX_ERR_ARG, format("%s: %s[%d]=%lld: must be >= 0", a.name, counts_name, i, (long long)counts[i]));
-      if (counts[i] > limit || displs[i] > limit || displs[i] < -limit)
-        return fail(MPIX_ERR_ARG, format("%s: %s[%d]=%lld at %s[%d]=%lld: more bytes than 64-bit offsets hold", a.name,
-                                         counts_name, i, (long long)counts[i], displs_name, i, (long long)displs[i]));
-      side->counts[i] = counts[i];
-      side->displs[i] = displs[i];
-    }
-  }
-  long long bytes = 0;
-  for (int i = 0; i < size; ++i) bytes += side->block_bytes(i);
-  if (!buf && bytes > 0)
-    return fail(MPIX_ERR_ARG, format("%s: %s is NULL but %lld bytes are to be %s", a.name,
-                                     send ? "sendbuf" : "recvbuf", bytes, send ? "sent" : "received"));
-  side->buf = (char*)buf;
-  return MPIX_SUCCESS;
-}
-
-// Hints of one call, resolved on this rank.
-struct Hints {
-  const Algorithm* asked = nullptr;  // nullptr: auto
-  Params params;
-  std::string params_text;           // every parameter and hint the call may use, for the agreement
-  bool check_args = false;
-  const TuningTable* tuning = nullptr;  // auto with a tuning file
-  const MachineProfile* profile = nullptr;
-  bool plan_reuse = true;  // mpix_plan_reuse: a blocking call may run its previous plan again
-};
-
-// FNV-1a: the same 62-bit value for the same text on every rank.
-long long text_hash(const std::string& text) {
-  unsigned long long hash = 1469598103934665603ull;
-  for (unsigned char c : text) hash = (hash ^ c) * 1099511628211ull;
-  return (long long)(hash >> 2);
-}
-
-const MachineProfile& default_profile() {
-  static const MachineProfile profile;
-  return profile;
-}
-
-// The machine profile of the call: mpix_machine_file, read once per communicator.
-int resolve_profile(const MPIX_Info* info, MPIX_Comm_s* comm, Hints* hints) {
-  std::string value, source;
-  hints->profile = &default_profile();
-  if (!lookup(info, "mpix_machine_file", &value, &source)) return MPIX_SUCCESS;
-  MPIX_TRY(check_value(*find_key("mpix_machine_file"), value, source));
-  auto cached = comm->machine_profiles.find(value);
-  if (cached == comm->machine_profiles.end()) {
-    MachineProfile profile;
-    MPIX_TRY(load_machine_profile(value, &profile));
-    cached = comm->machine_profiles.emplace(value, profile).first;
-  }
-  hints->profile = &cached->second;
-  hints->params_text += machine_profile_text(cached->second) + ";";
-  return MPIX_SUCCESS;
-}
-
-// Local checks; fills the exchange and the hints. Everything that can fail on one
-// rank alone is checked here, before the agreement.
-int check_local(const DenseArgs& a, const MPIX_Info* info, MPIX_Comm_s* comm, Exchange* ex, Hints* hints) {
-  EnvironmentScope environment;
-  ex->size = comm->size;
-  ex->rank = comm->rank;
-  ex->uniform = a.op == kAlltoall;
-  if (a.recvbuf == MPI_IN_PLACE) return fail(MPIX_ERR_ARG, format("%s: recvbuf is MPI_IN_PLACE", a.name));
-  MPIX_TRY(check_side(a, false, comm->size, comm->lib_comm, &ex->recv));
-  if (a.sendbuf == MPI_IN_PLACE) {
-    ex->send = ex->recv;  // pointed at the copy once the plan is made
-  } else {
-    MPIX_TRY(check_side(a, true, comm->size, comm->lib_comm, &ex->send));
-    // Erroneous in MPI (MPICH reports it); the interposer relies on the refusal.
-    if (a.sendbuf && a.sendbuf == a.recvbuf)
-      return fail(MPIX_ERR_ARG, format("%s: sendbuf and recvbuf are the same buffer (MPI_IN_PLACE exchanges in place)", a.name));
-  }
-  for (int i = 0; i < comm->size; ++i)
-    ex->max_block_bytes = std::max({ex->max_block_bytes, ex->send.block_bytes(i), ex->recv.block_bytes(i)});
-  if (ex->send.block_bytes(comm->rank) != ex->recv.block_bytes(comm->rank))
-    return fail(MPIX_ERR_ARG, format("%s: own block: sending %lld bytes to self but receiving %lld",
-                                     a.name, ex->send.block_bytes(comm->rank), ex->recv.block_bytes(comm->rank)));
-
-  const char* key = a.op == kAlltoall ? "mpix_alltoall_algorithm" : "mpix_alltoallv_algorithm";
-  std::string value = "auto", source;
-  if (lookup(info, key, &value, &source)) MPIX_TRY(check_value(*find_key(key), value, source));
-  hints->asked = value == "auto" ? nullptr : find_algorithm(value, a.op);
-  if (hints->asked) {
-    MPIX_TRY(resolve_params(info, hints->asked->params, comm->size, &hints->params));
-    hints->params_text += describe_params(hints->asked->params, hints->params) + ";";
-  } else {
-    // Auto may choose any algorithm: every parameter is read and checked now. A
-    // value out of range for this communicator (a radix above P) only rules out
-    // the algorithms it does not fit (select.cpp), rather than failing the call.
-    const std::vector<Param> all = {Param::radix, Param::block_count, Param::stride,
-                                    Param::max_queue, Param::segment_bytes, Param::seed, Param::locality};
-    MPIX_TRY(resolve_params(info, all, INT_MAX, &hints->params));
-    hints->params.seed = hints->params.is_given(Param::seed) ? hints->params.seed : (unsigned long long)comm->size;
-    // Compared between ranks as a hash: the values' bytes serve as well as their text.
-    const Params& p = hints->params;
-    const long long values[] = {p.radix, p.radix_auto, p.block_count, p.stride, p.max_queue, p.segment_bytes,
-                                (long long)p.seed, p.given, (long long)p.locality};
-    hints->params_text.append(reinterpret_cast<const char*>(values), sizeof values);
-  }
-  if (!hints->asked && lookup(info, "mpix_tuning_file", &value, &source)) {
-    MPIX_TRY(check_value(*find_key("mpix_tuning_file"), value, source));
-    auto cached = comm->tuning_tables.find(value);
-    if (cached == comm->tuning_tables.end()) {
-      TuningTable table;
-      MPIX_TRY(load_tuning_table(value, &table));
-      cached = comm->tuning_tables.emplace(value, std::move(table)).first;
-    }
-    hints->tuning = &cached->second;
-    hints->params_text += std::to_string(hints->tuning->content_hash) + ";";
-    for (const TuningRule& rule : hints->tuning->rules) {
-      if (rule.op != a.op) continue;
-      MPIX_Info_s merged = with_rule_hints(info, rule);
-      Params params;
-      MPIX_TRY(resolve_params(&merged, rule.algorithm->params, comm->size, &params));
-    }
-  }
-  MPIX_TRY(resolve_profile(info, comm, hints));
-  if (lookup(info, "mpix_check_args", &value, &source)) {
-    MPIX_TRY(check_value(*find_key("mpix_check_args"), value, source));
-    hints->check_args = value == "true";
-  }
-  if (lookup(info, "mpix_plan_reuse", &value, &source)) {
-    MPIX_TRY(check_value(*find_key("mpix_plan_reuse"), value, source));
-    hints->plan_reuse = value == "true";
-  }
-  return MPIX_SUCCESS;
-}
-
-bool same_layout(const TypeLayout& a, const TypeLayout& b) {
-  return a.type == b.type && a.lb == b.lb && a.extent == b.extent && a.true_lb == b.true_lb &&
-         a.true_extent == b.true_extent && a.size == b.size;
-}
-
-bool same_side(const BufferSide& a, const BufferSide& b) {
-  return a.buf == b.buf && a.counts == b.counts && a.displs == b.displs && same_layout(a.layout, b.layout);
-}
-
-// The registry index of the algorithm asked for (-1: auto) and the hash of every
-// hint the call may use: compared between ranks (agreement) and between calls.
-long long asked_index(const Hints& hints) { return hints.asked ? (long long)(hints.asked - algorithms().data()) : -1; }
-long long hints_hash(const Hints& hints) { return text_hash(hints.params_text) ^ (hints.check_args ? 1 : 0); }
-
 // Whether `kept` was made from the same call as `ex` with `hints`.
 bool same_call(const ReusablePlan& kept, Op op, const Exchange& ex, const Hints& hints, bool in_place) {
   return hints.plan_reuse && kept.op == op && kept.algorithm == asked_index(hints) &&
@@ -298,24 +108,6 @@ bool same_call(const ReusablePlan& kept, Op op, const Exchange& ex, const Hints&
 // same_call would decide otherwise; it only skips building the exchange and
 // resolving a dozen hints, which took half of a repeated call at 2 ranks (about
 // 1 us on real MPICH). False means: look closer.
-bool same_raw_side(const DenseArgs& a, bool send, const BufferSide& kept, MPI_Comm lib_comm) {
-  const MPI_Datatype type = send ? a.sendtype : a.recvtype;
-  if ((send ? a.sendbuf : a.recvbuf) != kept.buf || type != kept.layout.type) return false;
-  // A handle may have been freed and made again as another type: its layout decides.
-  TypeLayout layout;
-  if (describe_type(type, "", &layout) != MPIX_SUCCESS || !same_layout(layout, kept.layout) ||
-      check_committed(type, "", lib_comm) != MPIX_SUCCESS)
-    return false;
-  const int size = (int)kept.counts.size();
-  if (a.op == kAlltoall) return size > 0 && (send ? a.sendcount : a.recvcount) == kept.counts[0];
-  const MPI_Count* counts = send ? a.sendcounts : a.recvcounts;
-  const MPI_Aint* displs = send ? a.sdispls : a.rdispls;
-  if (!counts || !displs) return false;
-  for (int i = 0; i < size; ++i)
-    if (counts[i] != kept.counts[i] || displs[i] != kept.displs[i]) return false;
-  return true;
-}
-
 bool same_raw_call(const DenseArgs& a, const MPIX_Info_s* info, const MPIX_Comm_s* comm, const ReusablePlan& kept) {
   if (a.op != kept.op || kept.in_place || a.sendbuf == MPI_IN_PLACE || info != kept.info ||
       (info && info->generation != kept.info_generation))
@@ -326,33 +118,6 @@ bool same_raw_call(const DenseArgs& a, const MPIX_Info_s* info, const MPIX_Comm_
 
 // MPIX_VERBOSE: a call that ran `kept` again, and how it learnt that it could.
 void report_reuse(MPIX_Comm_s* comm, const DenseArgs& a, const ReusablePlan& kept, const char* reason);
-
-bool host_buffers(const Exchange& ex) {
-  return memory_type(ex.send.buf) == MemoryType::host && memory_type(ex.recv.buf) == MemoryType::host;
-}
-
-// Every rank learns how many bytes each peer sends it and compares them with what
-// it expects to receive (mpix_check_args=true, or the agreement found that counts
-// disagree somewhere).
-int check_counts_agree(const DenseArgs& a, const Exchange& ex, MPI_Comm comm, int* mismatch_peer) {
-  TimeScope agreeing(TimePhase::agreement);
-  std::vector<long long> sent(ex.size), arriving(ex.size);
-  for (int i = 0; i < ex.size; ++i) sent[i] = ex.send.block_bytes(i);
-  MPIX_CHECK_MPI(MPI_Alltoall(sent.data(), 1, MPI_LONG_LONG, arriving.data(), 1, MPI_LONG_LONG, comm));
-  *mismatch_peer = -1;
-  for (int i = 0; i < ex.size && *mismatch_peer < 0; ++i)
-    if (arriving[i] != ex.recv.block_bytes(i)) *mismatch_peer = i;
-  int local = *mismatch_peer >= 0, any = 0;
-  MPIX_CHECK_MPI(MPI_Allreduce(&local, &any, 1, MPI_INT, MPI_MAX, comm));
-  if (local)
-    return fail(MPIX_ERR_ARG, format("%s: rank %d sends %lld bytes to rank %d, which expects %lld",
-                                     a.name, *mismatch_peer, arriving[*mismatch_peer], ex.rank,
-                                     ex.recv.block_bytes(*mismatch_peer)));
-  if (any)
-    return fail(MPIX_ERR_ARG, format("%s: send and receive counts disagree between ranks (the receiving rank's "
-                                     "message names the pair)", a.name));
-  return MPIX_SUCCESS;
-}
 
 // MPIX_VERBOSE: unset, empty, 0, false, no or off: quiet; 2 or more: every call;
 // any other value: each distinct decision once per communicator.
