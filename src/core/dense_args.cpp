@@ -12,6 +12,8 @@
 
 namespace mpix {
 
+namespace {
+
 // Checks one side (send or receive) of the call and describes it.
 int check_side(const DenseArgs& a, bool send, int size, MPI_Comm lib_comm, BufferSide* side) {
   const char* counts_name = send ? (a.op == kAlltoall ? "sendcount" : "sendcounts") : (a.op == kAlltoall ? "recvcount" : "recvcounts");
@@ -60,8 +62,6 @@ int check_side(const DenseArgs& a, bool send, int size, MPI_Comm lib_comm, Buffe
   side->buf = (char*)buf;
   return MPIX_SUCCESS;
 }
-
-namespace {
 
 // FNV-1a: the same 62-bit value for the same text on every rank.
 long long text_hash(const std::string& text) {
