@@ -227,6 +227,19 @@ def test_only_sizes():
           [k[6] for k in out[0].keys()] == ["uniform", "uniform"], out[0].keys())
 
 
+def test_timeout_wins():
+    """A --timeout on the command line replaces the plan's own per-job limit (900 s a row for
+    the P = 1024 log-time jobs), in the run and in the estimates --dry-run prints."""
+    with tempfile.TemporaryDirectory() as tmp:
+        run = subprocess.run([sys.executable, os.path.join(ROOT, "bench", "simulate"), "--dry-run", "--only", "P=1024",
+                              "--only", "fattree", "--only", "tuna_carried", "--timeout", "7",
+                              "--csv", os.path.join(tmp, "x.csv")],
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=120)
+    lines = [line for line in run.stdout.splitlines() if "P=1024" in line]
+    check("--dry-run lists the job", run.returncode == 0 and len(lines) == 1, run.stdout[-500:])
+    check("its estimate is capped at the --timeout given", lines and lines[0].split()[:2] == ["7", "s"], lines)
+
+
 def test_headroom():
     """The speedup goals against the lower bound: a goal above (strictest peer) / bound is out of
     reach; the strictest peer is a floor raised to the bound where the floor is below it."""
@@ -300,7 +313,8 @@ def test_selector_rows_are_plain_calls():
 
 
 for test in (test_selector_rows_are_plain_calls, test_lower_bound, test_workload_against_mpix_bench, test_resume_keys, test_plans, test_report, test_peers,
-             test_breakdown, test_floors, test_auto_row, test_only_sizes, test_headroom, test_losses_count_auto):
+             test_breakdown, test_floors, test_auto_row, test_only_sizes, test_timeout_wins, test_headroom,
+             test_losses_count_auto):
     try:
         test()
     except Exception as e:  # a crash of one test is its failure, the others still run
