@@ -227,6 +227,18 @@ def test_only_sizes():
           [k[6] for k in out[0].keys()] == ["uniform", "uniform"], out[0].keys())
 
 
+def test_only_algorithms():
+    """--algorithms narrows each job to those algorithms, keeps a selector's job only when its
+    smpi:NAME is asked for, and drops a job left with nothing."""
+    jobs = [simulate.Job("torus", 256, 32, "alltoallv", ["uniform"], [16], ["node_aware", "pairwise", "multipair"]),
+            simulate.Job("torus", 256, 32, "alltoallv", ["uniform"], [16], ["tuna"], {"radix": ["2"]}),
+            simulate.Job("torus", 256, 32, "alltoallv", ["uniform"], [16], selector="pair"),
+            simulate.Job("torus", 256, 32, "alltoallv", ["uniform"], [16], selector="mpich")]
+    out = simulate.only_algorithms(jobs, "pairwise,smpi:pair")
+    check("--algorithms keeps the given algorithms of each job",
+          [j.variants() for j in out] == [[("pairwise", "-")], [("smpi:pair", "-")]], [j.variants() for j in out])
+
+
 def test_timeout_wins():
     """A --timeout on the command line replaces the plan's own per-job limit (900 s a row for
     the P = 1024 log-time jobs), in the run and in the estimates --dry-run prints."""
@@ -313,8 +325,8 @@ def test_selector_rows_are_plain_calls():
 
 
 for test in (test_selector_rows_are_plain_calls, test_lower_bound, test_workload_against_mpix_bench, test_resume_keys, test_plans, test_report, test_peers,
-             test_breakdown, test_floors, test_auto_row, test_only_sizes, test_timeout_wins, test_headroom,
-             test_losses_count_auto):
+             test_breakdown, test_floors, test_auto_row, test_only_sizes, test_only_algorithms, test_timeout_wins,
+             test_headroom, test_losses_count_auto):
     try:
         test()
     except Exception as e:  # a crash of one test is its failure, the others still run
