@@ -23,8 +23,7 @@ const std::vector<Algorithm>& algorithms() {
       {"pmpi", kAlltoall | kAlltoallv, {}, create_pmpi, cost_pmpi, nullptr,
        "the MPI library's own MPI_Ialltoall(v)"},
       {"pairwise", kAlltoall | kAlltoallv, {}, create_pairwise, cost_pairwise, nullptr,
-       "P-1 rounds; round i sends to rank+i and receives from rank-i (paper 003 alg. 1), or "
-       "exchanges with rank XOR i where P is a power of two (as MPICH)"},
+       "P-1 rounds; round i sends to rank+i and receives from rank-i (paper 003 alg. 1)"},
       {"nonblocking", kAlltoall | kAlltoallv, {}, create_nonblocking, cost_nonblocking, nullptr,
        "spread-out: all receives and sends posted round-robin, one wait (paper 003 alg. 2)"},
       {"scattered", kAlltoall | kAlltoallv, {Param::block_count}, create_scattered, cost_scattered, nullptr,
