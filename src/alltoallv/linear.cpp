@@ -67,7 +67,7 @@ int create_pmpi(const PlanContext& context, std::unique_ptr<Plan>* plan) {
 }
 
 int create_pairwise(const PlanContext& context, std::unique_ptr<Plan>* plan) {
-  *plan = make_linear_schedule(context, 1, false, PartnerOrder::exchange);
+  *plan = make_linear_schedule(context, 1, false);
   return MPIX_SUCCESS;
 }
 

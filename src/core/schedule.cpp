@@ -226,13 +226,8 @@ namespace {
 
 class LinearSchedule : public ExchangeSchedule {
  public:
-  LinearSchedule(const PlanContext& context, int batch_steps, bool recvs_first, PartnerOrder order)
-      : ExchangeSchedule(context) {
+  LinearSchedule(const PlanContext& context, int batch_steps, bool recvs_first) : ExchangeSchedule(context) {
     int size = ex_.size, rank = ex_.rank;
-    if (order == PartnerOrder::exchange && (size & (size - 1)) == 0) {
-      phases_.push_back(Phase{size, [this, rank](int i) { return blocks(rank ^ i, rank ^ i); }, batch_steps, recvs_first});
-      return;
-    }
     phases_.push_back(Phase{size, [this, size, rank](int i) {
                               return blocks((rank - i + size) % size, (rank + i) % size);
                             },
@@ -247,9 +242,8 @@ ScratchBuffer own_copy_staging(const PlanContext& context) {
   return context.comm->scratch.acquire(copy_staging_bytes(ex.send.block(ex.rank), ex.recv.block(ex.rank)));
 }
 
-std::unique_ptr<Plan> make_linear_schedule(const PlanContext& context, int batch_steps, bool recvs_first,
-                                           PartnerOrder order) {
-  return std::make_unique<LinearSchedule>(context, batch_steps, recvs_first, order);
+std::unique_ptr<Plan> make_linear_schedule(const PlanContext& context, int batch_steps, bool recvs_first) {
+  return std::make_unique<LinearSchedule>(context, batch_steps, recvs_first);
 }
 
 // Carrying sends a message for every empty block too (ScheduledPlan); the agreement

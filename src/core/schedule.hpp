@@ -161,14 +161,7 @@ namespace mpix {
 // Step i sends to rank + i and receives from rank - i (paper 003, algorithms 1-3),
 // `batch_steps` steps between waits; step 0 is the own block. Pairwise, spread-out,
 // scattered and multi-pair differ only in the batch and the posting order.
-// Who a rank meets at step i of a linear schedule. shift: it receives from r - i and
-// sends to r + i (mod P), paper 003's order. exchange: with P a power of two, it
-// sends to and receives from r XOR i, so that each step pairs the ranks off, as
-// MPICH's pairwise exchange does (shift otherwise).
-enum class PartnerOrder { shift, exchange };
-
-std::unique_ptr<Plan> make_linear_schedule(const PlanContext& context, int batch_steps, bool recvs_first,
-                                           PartnerOrder order = PartnerOrder::shift);
+std::unique_ptr<Plan> make_linear_schedule(const PlanContext& context, int batch_steps, bool recvs_first);
 
 // The cost of a schedule of P steps (one of them the own block) in batches of
 // `batch_steps`, `messages_per_step` messages of `bytes_per_message` each per
