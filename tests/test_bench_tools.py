@@ -234,7 +234,7 @@ def test_only_algorithms():
             simulate.Job("torus", 256, 32, "alltoallv", ["uniform"], [16], ["tuna"], {"radix": ["2"]}),
             simulate.Job("torus", 256, 32, "alltoallv", ["uniform"], [16], selector="pair"),
             simulate.Job("torus", 256, 32, "alltoallv", ["uniform"], [16], selector="mpich")]
-    out = simulate.only_algorithms(jobs, "pairwise,smpi:pair")
+    out = simulate.only_algorithms(jobs, "pairwise,smpi:pair", None)
     check("--algorithms keeps the given algorithms of each job",
           [j.variants() for j in out] == [[("pairwise", "-")], [("smpi:pair", "-")]], [j.variants() for j in out])
 
