@@ -1,6 +1,6 @@
-// MPIX_Alltoall(v)[_plan], MPIX_Start, MPIX_Wait, MPIX_Test, MPIX_Request_free: the one
-// agreement between ranks, algorithm choice, the plan and its reuse (the arguments'
-// checks: dense_args.cpp).
+// MPIX_Alltoall(v)[_plan]: the one agreement between ranks, algorithm choice, the
+// plan and its reuse, a request's start and wait (the C entry points: dense_api.cpp;
+// the arguments' checks: dense_args.cpp).
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
@@ -12,7 +12,7 @@
 #include "carried_agreement.hpp"
 #include "breakdown.hpp"
 #include "comm.hpp"
-#include "dense_args.hpp"
+#include "dense.hpp"
 #include "error.hpp"
 #include "info.hpp"
 #include "registry.hpp"
@@ -441,25 +441,6 @@ int plan_dense(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm, Reusabl
   return MPIX_SUCCESS;
 }
 
-int start(MPIX_Request_s* request) {
-  if (request->device_staging) MPIX_TRY(request->device_staging->copy_in());
-  if (request->in_place_bytes > 0) {
-    charge_copy(request->in_place_bytes);
-    std::memcpy(request->in_place_copy.data() + request->in_place_copy_offset,
-                request->in_place_source, request->in_place_bytes);
-  }
-  request->active = true;
-  int rc = request->plan->start();
-  if (rc != MPIX_SUCCESS) request->active = false;
-  return rc;
-}
-
-int wait(MPIX_Request_s* request) {
-  request->active = false;
-  MPIX_TRY(request->plan->wait());
-  return request->device_staging ? request->device_staging->copy_out() : MPIX_SUCCESS;
-}
-
 // A blocking call on a kept plan that carries the change bit (ReusablePlan): true
 // when the call is done (*rc its result); false when some rank's call changed, which
 // every rank learns from the same exchange, and the call must be made anew.
@@ -486,7 +467,28 @@ bool run_without_agreement(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* c
   return !changed;
 }
 
-int blocking(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm) {
+}  // namespace
+
+int start_request(MPIX_Request_s* request) {
+  if (request->device_staging) MPIX_TRY(request->device_staging->copy_in());
+  if (request->in_place_bytes > 0) {
+    charge_copy(request->in_place_bytes);
+    std::memcpy(request->in_place_copy.data() + request->in_place_copy_offset,
+                request->in_place_source, request->in_place_bytes);
+  }
+  request->active = true;
+  int rc = request->plan->start();
+  if (rc != MPIX_SUCCESS) request->active = false;
+  return rc;
+}
+
+int wait_request(MPIX_Request_s* request) {
+  request->active = false;
+  MPIX_TRY(request->plan->wait());
+  return request->device_staging ? request->device_staging->copy_out() : MPIX_SUCCESS;
+}
+
+int dense_blocking(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm) {
   TimeScope call(TimePhase::other);
   if (!comm) return fail(MPIX_ERR_ARG, format("%s: comm is NULL", a.name));
   const int slot = a.op == kAlltoall ? 0 : 1;
@@ -512,13 +514,13 @@ int blocking(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm) {
   if (rc != MPIX_SUCCESS) return rc;
   MPIX_Request_s* request = unkept ? unkept.get() : kept->request.get();
   runs(*request);
-  rc = start(request);
-  if (rc == MPIX_SUCCESS) rc = wait(request);
+  rc = start_request(request);
+  if (rc == MPIX_SUCCESS) rc = wait_request(request);
   if (rc != MPIX_SUCCESS && !unkept) drop(kept);  // a plan whose exchange failed is not run again
   return rc;
 }
 
-int persistent(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm, MPIX_Request_s** out) {
+int dense_persistent(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm, MPIX_Request_s** out) {
   if (!out) return fail(MPIX_ERR_ARG, format("%s: request is NULL", a.name));
   *out = nullptr;
   std::unique_ptr<MPIX_Request_s> request;
@@ -527,161 +529,4 @@ int persistent(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm, MPIX_Re
   return MPIX_SUCCESS;
 }
 
-}  // namespace
 }  // namespace mpix
-
-using namespace mpix;
-
-static DenseArgs alltoall_args(const char* name, const void* sendbuf, MPI_Count sendcount,
-                               MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount,
-                               MPI_Datatype recvtype) {
-  DenseArgs a{name, kAlltoall, sendbuf, nullptr, nullptr, sendtype, recvbuf, nullptr, nullptr, recvtype};
-  a.sendcount = sendcount;
-  a.recvcount = recvcount;
-  return a;
-}
-
-// An int form's counts or displacements as the large-count form's (one entry per
-// rank of `comm`); NULL stays NULL so that the checks name it.
-template <class Wide>
-static const Wide* widen(const int* values, const MPIX_Comm* comm, std::vector<Wide>* out) {
-  if (!values || !comm) return nullptr;
-  out->assign(values, values + comm->size);
-  return out->data();
-}
-
-static DenseArgs alltoallv_args(const char* name, const void* sendbuf, const int sendcounts[],
-                                const int sdispls[], MPI_Datatype sendtype, void* recvbuf,
-                                const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
-                                const MPIX_Comm* comm, std::vector<MPI_Count> counts[2],
-                                std::vector<MPI_Aint> displs[2]) {
-  return DenseArgs{name, kAlltoallv, sendbuf, widen(sendcounts, comm, &counts[0]), widen(sdispls, comm, &displs[0]),
-                   sendtype, recvbuf, widen(recvcounts, comm, &counts[1]), widen(rdispls, comm, &displs[1]),
-                   recvtype};
-}
-
-extern "C" int MPIX_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
-                             void* recvbuf, int recvcount, MPI_Datatype recvtype,
-                             MPIX_Info* info, MPIX_Comm* comm) {
-  DenseArgs a = alltoall_args("MPIX_Alltoall", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
-  return guarded(a.name, [&] { return blocking(a, info, comm); });
-}
-
-extern "C" int MPIX_Alltoall_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                               void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
-                               MPIX_Info* info, MPIX_Comm* comm) {
-  DenseArgs a = alltoall_args("MPIX_Alltoall_c", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
-  return guarded(a.name, [&] { return blocking(a, info, comm); });
-}
-
-extern "C" int MPIX_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
-                              MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
-                              const int rdispls[], MPI_Datatype recvtype, MPIX_Info* info,
-                              MPIX_Comm* comm) {
-  return guarded("MPIX_Alltoallv", [&] {
-    std::vector<MPI_Count> unkept_counts[2];
-    std::vector<MPI_Aint> unkept_displs[2];
-    DenseArgs a = alltoallv_args("MPIX_Alltoallv", sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-                                 rdispls, recvtype, comm, comm ? comm->widened_counts : unkept_counts,
-                                 comm ? comm->widened_displs : unkept_displs);
-    return blocking(a, info, comm);
-  });
-}
-
-extern "C" int MPIX_Alltoallv_c(const void* sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
-                                MPI_Datatype sendtype, void* recvbuf, const MPI_Count recvcounts[],
-                                const MPI_Aint rdispls[], MPI_Datatype recvtype, MPIX_Info* info,
-                                MPIX_Comm* comm) {
-  DenseArgs a{"MPIX_Alltoallv_c", kAlltoallv, sendbuf, sendcounts, sdispls, sendtype,
-              recvbuf, recvcounts, rdispls, recvtype};
-  return guarded(a.name, [&] { return blocking(a, info, comm); });
-}
-
-extern "C" int MPIX_Alltoall_plan(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
-                                  void* recvbuf, int recvcount, MPI_Datatype recvtype,
-                                  MPIX_Info* info, MPIX_Comm* comm, MPIX_Request** request) {
-  DenseArgs a = alltoall_args("MPIX_Alltoall_plan", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
-  return guarded(a.name, [&] { return persistent(a, info, comm, request); });
-}
-
-extern "C" int MPIX_Alltoall_plan_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                                    void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
-                                    MPIX_Info* info, MPIX_Comm* comm, MPIX_Request** request) {
-  DenseArgs a = alltoall_args("MPIX_Alltoall_plan_c", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
-  return guarded(a.name, [&] { return persistent(a, info, comm, request); });
-}
-
-extern "C" int MPIX_Alltoallv_plan(const void* sendbuf, const int sendcounts[],
-                                   const int sdispls[], MPI_Datatype sendtype, void* recvbuf,
-                                   const int recvcounts[], const int rdispls[],
-                                   MPI_Datatype recvtype, MPIX_Info* info, MPIX_Comm* comm,
-                                   MPIX_Request** request) {
-  return guarded("MPIX_Alltoallv_plan", [&] {
-    std::vector<MPI_Count> counts[2];
-    std::vector<MPI_Aint> displs[2];
-    DenseArgs a = alltoallv_args("MPIX_Alltoallv_plan", sendbuf, sendcounts, sdispls, sendtype, recvbuf,
-                                 recvcounts, rdispls, recvtype, comm, counts, displs);
-    return persistent(a, info, comm, request);
-  });
-}
-
-extern "C" int MPIX_Alltoallv_plan_c(const void* sendbuf, const MPI_Count sendcounts[],
-                                     const MPI_Aint sdispls[], MPI_Datatype sendtype, void* recvbuf,
-                                     const MPI_Count recvcounts[], const MPI_Aint rdispls[],
-                                     MPI_Datatype recvtype, MPIX_Info* info, MPIX_Comm* comm,
-                                     MPIX_Request** request) {
-  DenseArgs a{"MPIX_Alltoallv_plan_c", kAlltoallv, sendbuf, sendcounts, sdispls, sendtype,
-              recvbuf, recvcounts, rdispls, recvtype};
-  return guarded(a.name, [&] { return persistent(a, info, comm, request); });
-}
-
-extern "C" int MPIX_Start(MPIX_Request* request) {
-  if (!request) return fail(MPIX_ERR_ARG, "MPIX_Start: request is NULL");
-  if (request->active) return fail(MPIX_ERR_ARG, "MPIX_Start: request is already active");
-  return guarded("MPIX_Start", [&] { return start(request); });
-}
-
-// An empty status, as MPI gives for a completed collective.
-static void set_empty_status(MPI_Status* status) {
-  if (status == MPI_STATUS_IGNORE) return;
-  status->MPI_SOURCE = MPI_ANY_SOURCE;
-  status->MPI_TAG = MPI_ANY_TAG;
-  status->MPI_ERROR = MPI_SUCCESS;
-  MPI_Status_set_elements(status, MPI_BYTE, 0);
-  MPI_Status_set_cancelled(status, 0);
-}
-
-extern "C" int MPIX_Wait(MPIX_Request* request, MPI_Status* status) {
-  if (!request) return fail(MPIX_ERR_ARG, "MPIX_Wait: request is NULL");
-  int rc = MPIX_SUCCESS;
-  if (request->active) rc = guarded("MPIX_Wait", [&] { return wait(request); });
-  set_empty_status(status);
-  return rc;
-}
-
-extern "C" int MPIX_Test(MPIX_Request* request, int* flag, MPI_Status* status) {
-  if (!request) return fail(MPIX_ERR_ARG, "MPIX_Test: request is NULL");
-  if (!flag) return fail(MPIX_ERR_ARG, "MPIX_Test: flag is NULL");
-  *flag = 0;
-  bool done = true;
-  int rc = MPIX_SUCCESS;
-  if (request->active) {
-    done = false;
-    rc = guarded("MPIX_Test", [&] { return request->plan->test(&done); });
-    // A failed exchange is over, as after a failed MPIX_Wait.
-    if (done || rc != MPIX_SUCCESS) request->active = false;
-  }
-  if (done || rc != MPIX_SUCCESS) {
-    *flag = 1;
-    set_empty_status(status);
-  }
-  return rc;
-}
-
-extern "C" int MPIX_Request_free(MPIX_Request** request) {
-  if (!request || !*request) return fail(MPIX_ERR_ARG, "MPIX_Request_free: request is NULL");
-  if ((*request)->active) return fail(MPIX_ERR_ARG, "MPIX_Request_free: request is active; MPIX_Wait first");
-  delete *request;
-  *request = nullptr;
-  return MPIX_SUCCESS;
-}
