@@ -3,7 +3,8 @@
 // staging of non-contiguous user blocks, a plan that runs as a sequence of stages,
 // and the TuNA core: a tunable-radix, two-phase, non-uniform Bruck exchange over
 // any subset of the communicator's ranks (paper 000, section III, Algorithm 1),
-// which the hierarchical exchanges run inside each node (section IV).
+// which the hierarchical exchanges run inside each node (section IV). The pieces
+// are defined in stages.cpp, the TuNA core in bruck.cpp.
 #pragma once
 #include <mpi.h>
 
