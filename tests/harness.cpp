@@ -50,7 +50,16 @@ const std::vector<TypeCase>& type_cases() {
     MPI_Type_commit(&contiguous);
     MPI_Type_vector(2, 1, 2, MPI_DOUBLE, &vector);  // 2 doubles with a hole: extent 24, size 16
     MPI_Type_commit(&vector);
-    static std::vector<MPI_Datatype> owned = {contiguous, vector};
+    // Size equal to the true extent, but not what a copy of those bytes would give:
+    // two ints swapped, and (sent only: a receive may not repeat) int 0 twice,
+    // int 1 left out.
+    MPI_Datatype reversed, repeated;
+    const int swapped[] = {1, 0}, twice[] = {0, 0, 2};
+    MPI_Type_create_indexed_block(2, 1, swapped, MPI_INT, &reversed);
+    MPI_Type_commit(&reversed);
+    MPI_Type_create_indexed_block(3, 1, twice, MPI_INT, &repeated);
+    MPI_Type_commit(&repeated);
+    static std::vector<MPI_Datatype> owned = {contiguous, vector, reversed, repeated};
     int key = MPI_KEYVAL_INVALID;
     MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, free_types_at_finalize, &key, nullptr);
     MPI_Comm_set_attr(MPI_COMM_SELF, key, &owned);
@@ -61,6 +70,8 @@ const std::vector<TypeCase>& type_cases() {
         {"contiguous", contiguous, contiguous, 1, 1, 3 * (int)sizeof(int)},
         {"vector", vector, vector, 1, 1, 2 * (int)sizeof(double)},
         {"mixed", MPI_INT, contiguous, 3, 1, 3 * (int)sizeof(int)},
+        {"reversed", reversed, reversed, 1, 1, 2 * (int)sizeof(int)},
+        {"repeated", repeated, contiguous, 1, 1, 3 * (int)sizeof(int)},
     };
   }();
   return cases;

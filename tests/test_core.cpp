@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/comm.hpp"
+#include "core/datatype.hpp"
 #include "core/registry.hpp"
 #include "core/request.hpp"
 #include "gpu/device.hpp"
@@ -754,4 +755,65 @@ TEST_CASE("regions: detection, emulation, agreement", "[regions]") {
   MPIX_Comm_locality(from_env.comm, nullptr, nullptr, &local_size, nullptr);
   CHECK(from_env.comm->regions.ranks_per_region() == 2);
   unsetenv("MPIX_REGION_SIZE");
+}
+
+TEST_CASE("datatypes: a type map is in order only where copying its bytes equals packing it", "[datatype]") {
+  // Each case is built, checked against what MPI_Pack makes of one element, and freed.
+  struct Case {
+    const char* name;
+    bool in_order;
+    MPI_Datatype type;
+  };
+  std::vector<Case> cases;
+  auto add = [&cases](const char* name, bool in_order, MPI_Datatype type) {
+    MPI_Type_commit(&type);
+    cases.push_back({name, in_order, type});
+  };
+  MPI_Datatype t = MPI_DATATYPE_NULL, inner = MPI_DATATYPE_NULL;
+  const int up[] = {0, 1, 2}, swapped[] = {1, 0}, twice[] = {0, 0, 2}, lengths[] = {2, 0, 1};
+  const int gapless[] = {0, 2, 2}, one[] = {1, 1};
+  MPI_Aint bytes_up[] = {0, 4}, bytes_down[] = {4, 0}, struct_up[] = {0, 8}, struct_gap[] = {0, 12};
+  MPI_Datatype int_double[] = {MPI_INT, MPI_DOUBLE}, double_int[] = {MPI_DOUBLE, MPI_INT};
+  MPI_Type_contiguous(4, MPI_INT, &t), add("contiguous", true, t);
+  MPI_Type_vector(3, 2, 2, MPI_INT, &t), add("vector, stride = blocklength", true, t);
+  MPI_Type_vector(1, 5, 9, MPI_INT, &t), add("vector of one block", true, t);
+  MPI_Type_vector(2, 1, -1, MPI_INT, &t), add("vector, stride -1", false, t);
+  MPI_Type_create_hvector(2, 1, 4, MPI_INT, &t), add("hvector, 4-byte stride", true, t);
+  MPI_Type_indexed(3, lengths, gapless, MPI_INT, &t), add("indexed with an empty block", true, t);
+  MPI_Type_create_indexed_block(3, 1, up, MPI_INT, &t), add("indexed_block ascending", true, t);
+  MPI_Type_create_indexed_block(2, 1, swapped, MPI_INT, &t), add("indexed_block swapped", false, t);
+  MPI_Type_create_indexed_block(3, 1, twice, MPI_INT, &t), add("indexed_block repeated", false, t);
+  MPI_Type_create_hindexed(2, one, bytes_up, MPI_INT, &t), add("hindexed ascending", true, t);
+  MPI_Type_create_hindexed(2, one, bytes_down, MPI_INT, &t), add("hindexed swapped", false, t);
+  MPI_Type_create_struct(2, one, struct_up, double_int, &t), add("struct double, int", true, t);
+  MPI_Type_create_struct(2, one, struct_gap, double_int, &t), add("struct with a gap", false, t);
+  MPI_Type_create_struct(2, one, bytes_down, int_double, &t), add("struct overlapping", false, t);
+  MPI_Type_create_resized(MPI_INT, -4, 12, &t), add("resized int", true, t);
+  MPI_Type_create_resized(MPI_INT, 0, 8, &inner);
+  MPI_Type_contiguous(2, inner, &t), add("contiguous of a resized int (holes)", false, t);
+  MPI_Type_contiguous(1, inner, &t), add("one resized int", true, t);
+  MPI_Type_free(&inner);
+  MPI_Type_create_indexed_block(2, 1, swapped, MPI_INT, &inner);
+  MPI_Type_contiguous(1, inner, &t), add("contiguous of a swapped pair", false, t);
+  MPI_Type_dup(inner, &t), add("dup of a swapped pair", false, t);
+  MPI_Type_free(&inner);
+  const int sizes[] = {4}, subsizes[] = {4}, starts[] = {0};
+  MPI_Type_create_subarray(1, sizes, subsizes, starts, MPI_ORDER_C, MPI_INT, &t), add("subarray (not followed)", false, t);
+
+  for (Case& c : cases) {
+    INFO(c.name);
+    mpix::TypeLayout layout;
+    REQUIRE(mpix::describe_type(c.type, "type", &layout) == MPIX_SUCCESS);
+    CHECK(layout.contiguous(1) == c.in_order);
+    // Where the library would copy, the copy is what MPI packs.
+    if (layout.contiguous(1)) {
+      std::vector<unsigned char> memory((std::size_t)layout.true_extent), packed(memory.size());
+      for (std::size_t i = 0; i < memory.size(); ++i) memory[i] = (unsigned char)(i * 7 + 1);
+      int position = 0;
+      MPI_Pack(memory.data() - layout.true_lb, 1, c.type, packed.data(), (int)packed.size(), &position,
+               MPI_COMM_SELF);
+      CHECK(packed == memory);
+    }
+    MPI_Type_free(&c.type);
+  }
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <vector>
 
 #include "breakdown.hpp"
 #include "error.hpp"
@@ -58,7 +59,170 @@ int describe_type(MPI_Datatype type, const char* what, TypeLayout* layout) {
   MPI_Count size = 0;
   MPIX_CHECK_MPI(MPI_Type_size_x(type, &size));
   layout->size = size;
+  layout->in_order = layout->true_extent == size && type_in_order(type);
   return MPIX_SUCCESS;
+}
+
+namespace {
+
+// The arguments `type` was made with (MPI_Type_get_contents): its integers,
+// addresses and, from MPI-4, large counts in one sequence, the order in which the
+// int and the large-count constructors both list them (MPI-4.0, section 5.1.13),
+// and its old types, the derived ones freed with it.
+struct TypeContents {
+  int combiner = MPI_COMBINER_NAMED;
+  std::vector<long long> values;
+  std::vector<MPI_Datatype> types;
+
+  TypeContents() = default;
+  TypeContents(const TypeContents&) = delete;
+  TypeContents& operator=(const TypeContents&) = delete;
+  ~TypeContents() {
+    for (MPI_Datatype& old : types) {
+      int integers = 0, addresses = 0, datatypes = 0, combiner = MPI_COMBINER_NAMED;
+      if (MPI_Type_get_envelope(old, &integers, &addresses, &datatypes, &combiner) == MPI_SUCCESS &&
+          combiner != MPI_COMBINER_NAMED)
+        MPI_Type_free(&old);
+    }
+  }
+};
+
+bool decode(MPI_Datatype type, TypeContents* contents) {
+#ifdef MPIX_HAVE_MPI_C_CALLS
+  MPI_Count integers = 0, addresses = 0, large_counts = 0, datatypes = 0;
+  if (MPI_Type_get_envelope_c(type, &integers, &addresses, &large_counts, &datatypes, &contents->combiner) !=
+      MPI_SUCCESS)
+    return false;
+  if (contents->combiner == MPI_COMBINER_NAMED) return true;
+  std::vector<int> ints((std::size_t)integers);
+  std::vector<MPI_Aint> addrs((std::size_t)addresses);
+  std::vector<MPI_Count> counts((std::size_t)large_counts);
+  contents->types.resize((std::size_t)datatypes);
+  if (MPI_Type_get_contents_c(type, integers, addresses, large_counts, datatypes, ints.data(), addrs.data(),
+                              counts.data(), contents->types.data()) != MPI_SUCCESS) {
+    contents->types.clear();
+    return false;
+  }
+  // A constructor takes either ints and addresses or large counts.
+  if (large_counts > 0 && integers + addresses > 0) return false;
+  contents->values.assign(counts.begin(), counts.end());
+#else
+  int integers = 0, addresses = 0, datatypes = 0;
+  if (MPI_Type_get_envelope(type, &integers, &addresses, &datatypes, &contents->combiner) != MPI_SUCCESS)
+    return false;
+  if (contents->combiner == MPI_COMBINER_NAMED) return true;
+  std::vector<int> ints((std::size_t)integers);
+  std::vector<MPI_Aint> addrs((std::size_t)addresses);
+  contents->types.resize((std::size_t)datatypes);
+  if (MPI_Type_get_contents(type, integers, addresses, datatypes, ints.data(), addrs.data(),
+                            contents->types.data()) != MPI_SUCCESS) {
+    contents->types.clear();
+    return false;
+  }
+#endif
+  contents->values.insert(contents->values.end(), ints.begin(), ints.end());
+  contents->values.insert(contents->values.end(), addrs.begin(), addrs.end());
+  return true;
+}
+
+// Blocks of a type's map, in its order: `count` elements of `old`, the first at
+// byte `displacement` of the type's origin, each next one extent(old) further.
+// They make one ascending gapless run when every block does (its old type in
+// order, and elements that abut: count <= 1 or extent == size) and each block
+// starts where the one before it ended. Empty blocks take no place in the map.
+class RunCheck {
+ public:
+  bool add(long long displacement, long long count, MPI_Datatype old) {
+    if (count < 0) return false;
+    MPI_Aint lb = 0, extent = 0, true_lb = 0, true_extent = 0;
+    MPI_Count size = 0;
+    if (MPI_Type_get_extent(old, &lb, &extent) != MPI_SUCCESS ||
+        MPI_Type_get_true_extent(old, &true_lb, &true_extent) != MPI_SUCCESS ||
+        MPI_Type_size_x(old, &size) != MPI_SUCCESS)
+      return false;
+    if (count == 0 || size == 0) return true;
+    long long start = 0, bytes = 0;
+    if (!type_in_order(old) || true_extent != size || (count > 1 && extent != size) ||
+        __builtin_add_overflow(displacement, (long long)true_lb, &start) ||
+        __builtin_mul_overflow(count, (long long)size, &bytes))
+      return false;
+    if (any_ && start != end_) return false;
+    any_ = true;
+    return !__builtin_add_overflow(start, bytes, &end_);
+  }
+
+ private:
+  bool any_ = false;
+  long long end_ = 0;
+};
+
+long long extent_of(MPI_Datatype type) {
+  MPI_Aint lb = 0, extent = 0;
+  return MPI_Type_get_extent(type, &lb, &extent) == MPI_SUCCESS ? (long long)extent : 0;
+}
+
+// Block `i` of a vector or indexed type whose displacements count extents of
+// `old` (`in_extents`) or bytes.
+bool add_scaled(RunCheck* run, long long displacement, bool in_extents, long long count, MPI_Datatype old) {
+  long long bytes = displacement;
+  if (in_extents && __builtin_mul_overflow(displacement, extent_of(old), &bytes)) return false;
+  return run->add(bytes, count, old);
+}
+
+}  // namespace
+
+bool type_in_order(MPI_Datatype type) {
+  TypeContents c;
+  if (!decode(type, &c)) return false;
+  const std::vector<long long>& v = c.values;
+  RunCheck run;
+  switch (c.combiner) {
+    case MPI_COMBINER_NAMED:
+    case MPI_COMBINER_F90_REAL:
+    case MPI_COMBINER_F90_COMPLEX:
+    case MPI_COMBINER_F90_INTEGER:
+      return true;
+    case MPI_COMBINER_DUP:
+    case MPI_COMBINER_RESIZED:  // the same map, other bounds
+      return c.types.size() == 1 && type_in_order(c.types[0]);
+    case MPI_COMBINER_CONTIGUOUS:
+      return v.size() == 1 && c.types.size() == 1 && run.add(0, v[0], c.types[0]);
+    case MPI_COMBINER_VECTOR:
+    case MPI_COMBINER_HVECTOR: {  // count, blocklength, stride
+      if (v.size() != 3 || c.types.size() != 1) return false;
+      // Blocks i and i + 1 are alike: the first two decide.
+      const bool in_extents = c.combiner == MPI_COMBINER_VECTOR;
+      for (long long i = 0; i < std::min(v[0], 2LL); ++i)
+        if (!add_scaled(&run, i * v[2], in_extents, v[1], c.types[0])) return false;
+      return v[0] >= 0;
+    }
+    case MPI_COMBINER_INDEXED:
+    case MPI_COMBINER_HINDEXED: {  // count, blocklengths[count], displacements[count]
+      if (v.empty() || v[0] < 0 || v.size() != 1 + 2 * (std::size_t)v[0] || c.types.size() != 1) return false;
+      const std::size_t count = (std::size_t)v[0];
+      for (std::size_t i = 0; i < count; ++i)
+        if (!add_scaled(&run, v[1 + count + i], c.combiner == MPI_COMBINER_INDEXED, v[1 + i], c.types[0]))
+          return false;
+      return true;
+    }
+    case MPI_COMBINER_INDEXED_BLOCK:
+    case MPI_COMBINER_HINDEXED_BLOCK: {  // count, blocklength, displacements[count]
+      if (v.size() < 2 || v[0] < 0 || v.size() != 2 + (std::size_t)v[0] || c.types.size() != 1) return false;
+      for (std::size_t i = 0; i < (std::size_t)v[0]; ++i)
+        if (!add_scaled(&run, v[2 + i], c.combiner == MPI_COMBINER_INDEXED_BLOCK, v[1], c.types[0])) return false;
+      return true;
+    }
+    case MPI_COMBINER_STRUCT: {  // count, blocklengths[count], displacements[count]; types[count]
+      if (v.empty() || v[0] < 0 || v.size() != 1 + 2 * (std::size_t)v[0] || c.types.size() != (std::size_t)v[0])
+        return false;
+      const std::size_t count = (std::size_t)v[0];
+      for (std::size_t i = 0; i < count; ++i)
+        if (!run.add(v[1 + count + i], v[1 + i], c.types[i])) return false;
+      return true;
+    }
+    default:  // subarray, darray, the deprecated Fortran-integer forms
+      return false;
+  }
 }
 
 // MPI has no query for "committed". Communicating with an uncommitted type fails

@@ -13,10 +13,14 @@ struct TypeLayout {
   MPI_Datatype type = MPI_DATATYPE_NULL;
   MPI_Aint lb = 0, extent = 0, true_lb = 0, true_extent = 0;
   long long size = 0;  // bytes of data in one element (MPI_Type_size)
+  // The type map, in its order, is one gapless run of ascending addresses
+  // (type_in_order); size == true_extent alone does not say so.
+  bool in_order = false;
 
-  // A block of `count` elements is one run of count*size bytes at true_lb.
+  // A block of `count` elements is one run of count*size bytes at true_lb, in the
+  // order MPI packs them.
   bool contiguous(MPI_Count count) const {
-    return true_extent == size && (count <= 1 || extent == size);
+    return in_order && true_extent == size && (count <= 1 || extent == size);
   }
   // Byte range [lo, hi) that `count` elements starting at byte offset 0 touch.
   MPI_Aint span_lo(MPI_Count count) const { return count > 0 ? true_lb : 0; }
@@ -43,6 +47,15 @@ inline void charge_copy(long long) {}
 
 // Fills `layout`; MPIX_ERR_ARG naming `what` for MPI_DATATYPE_NULL.
 int describe_type(MPI_Datatype type, const char* what, TypeLayout* layout);
+
+// Whether the type map of `type`, in its order, is one gapless run of ascending
+// addresses: then the bytes of [true_lb, true_lb + size) are what MPI_Pack makes of
+// one element. A type whose size equals its true extent may still repeat or reorder
+// its elements (an indexed type of ints at {0, 0, 2}: 12 bytes over 12, int 0 twice
+// and int 1 never; {1, 0}: 8 over 8, swapped). Decided from the constructors
+// (MPI_Type_get_contents); a combiner it does not follow (subarray, darray) or a
+// failed query answers false, which costs a pack, never a wrong byte.
+bool type_in_order(MPI_Datatype type);
 
 // MPIX_ERR_ARG naming `what` for a datatype that communication would refuse
 // (uncommitted); `comm` is one whose errors return.

@@ -167,7 +167,7 @@ int check_local(const DenseArgs& a, const MPIX_Info* info, MPIX_Comm_s* comm, Ex
 
 bool same_layout(const TypeLayout& a, const TypeLayout& b) {
   return a.type == b.type && a.lb == b.lb && a.extent == b.extent && a.true_lb == b.true_lb &&
-         a.true_extent == b.true_extent && a.size == b.size;
+         a.true_extent == b.true_extent && a.size == b.size && a.in_order == b.in_order;
 }
 
 bool same_side(const BufferSide& a, const BufferSide& b) {

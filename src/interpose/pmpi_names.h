@@ -57,7 +57,10 @@
 #define MPI_Type_contiguous PMPI_Type_contiguous
 #define MPI_Type_create_hindexed PMPI_Type_create_hindexed
 #define MPI_Type_free PMPI_Type_free
+#define MPI_Type_get_contents PMPI_Type_get_contents
+#define MPI_Type_get_contents_c PMPI_Type_get_contents_c
 #define MPI_Type_get_envelope PMPI_Type_get_envelope
+#define MPI_Type_get_envelope_c PMPI_Type_get_envelope_c
 #define MPI_Type_get_extent PMPI_Type_get_extent
 #define MPI_Type_get_true_extent PMPI_Type_get_true_extent
 #define MPI_Type_size_x PMPI_Type_size_x
