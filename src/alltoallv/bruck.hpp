@@ -82,15 +82,19 @@ class ByteSide {
 struct Stage {
   std::function<int(std::vector<MPI_Request>&)> post;
   std::function<int()> done;   // may be empty
-  bool blocking_done = false;  // done() may block: never run from start()
+  bool blocking_done = false;  // done() may block: run only where the plan may block (wait)
   // A later part of the previous stage's round (same peers): not a new round.
   bool continues_round = false;
   // What its posting, waiting and done() count as (breakdown.hpp).
   TimePhase phase = TimePhase::exchange;
+  // A stage whose work is a sub-plan's (no requests of its own): advances it without
+  // blocking, *complete once done() would not block, so that test() never waits.
+  std::function<int(bool* complete)> poll = nullptr;  // may be empty
 };
 
-// A plan run as stages. start() posts stages up to the first that has requests;
-// wait() does the rest. A stage with requests counts as a round.
+// A plan run as stages. start() posts stages up to the first that has requests
+// (or whose done() may block); wait() does the rest, test() as much as it can
+// without blocking. A stage with requests counts as a round.
 class StagePlan : public Plan {
  public:
   int start() override;
@@ -103,7 +107,7 @@ class StagePlan : public Plan {
   MPI_Comm stage_comm_ = MPI_COMM_NULL;  // of the requests, for error messages
 
  private:
-  int advance(bool from_start);
+  int advance(bool may_block);
   int progress(bool blocking, bool* done);
   std::size_t stage_ = 0;
   bool posted_ = false;

@@ -268,11 +268,14 @@ class NodeAware : public CarryingStagePlan {
                               return MPIX_SUCCESS;
                             },
                             false, false, TimePhase::inter_node});
+    // MPIX_Test advances the node phase's plan with its test(); once that found it
+    // complete, done() does not wait for it again.
     stages_.push_back(Stage{[this](std::vector<MPI_Request>&) {
+                              intra_complete_ = false;
                               return bit_.carrying ? intra_->start_carrying(bit_.seen) : intra_->start();
                             },
                             [this] {
-                              MPIX_TRY(intra_->wait());
+                              if (!intra_complete_) MPIX_TRY(intra_->wait());
                               if (bit_.carrying) bit_.seen = bit_.seen || intra_->change_seen();
                               stats.rounds += intra_->stats.rounds;
                               stats.messages += intra_->stats.messages;
@@ -281,7 +284,12 @@ class NodeAware : public CarryingStagePlan {
                               stats.metadata_bytes += intra_->stats.metadata_bytes;
                               return MPIX_SUCCESS;
                             },
-                            true, false, TimePhase::intra_node});
+                            true, false, TimePhase::intra_node,
+                            [this](bool* complete) {
+                              MPIX_TRY(intra_->test(&intra_complete_));
+                              *complete = intra_complete_;
+                              return MPIX_SUCCESS;
+                            }});
     // Once a change is seen (a changed rank's own, at start), the user's buffers are
     // left alone: they may be another call's.
     before_start_ = [this] {
@@ -319,6 +327,7 @@ class NodeAware : public CarryingStagePlan {
   int own_index_ = 0;
   std::vector<std::unique_ptr<CarriedMessage>> sends_, recvs_;
   std::unique_ptr<Plan> intra_;
+  bool intra_complete_ = false;  // its test() found the running start complete
   std::string intra_name_;
 };
 

@@ -159,10 +159,10 @@ int StagePlan::start() {
   round_counted_ = false;
   requests_.clear();
   if (before_start_) MPIX_TRY(before_start_());
-  return advance(true);
+  return advance(false);
 }
 
-int StagePlan::advance(bool from_start) {
+int StagePlan::advance(bool may_block) {
   while (stage_ < stages_.size()) {
     Stage& stage = stages_[stage_];
     if (!posted_) {
@@ -177,7 +177,7 @@ int StagePlan::advance(bool from_start) {
         return MPIX_SUCCESS;
       }
     }
-    if (from_start && stage.blocking_done) return MPIX_SUCCESS;
+    if (!may_block && stage.blocking_done) return MPIX_SUCCESS;
     TimeScope finishing(stage.phase);
     if (stage.done) MPIX_TRY(stage.done());
     ++stage_;
@@ -196,16 +196,22 @@ int StagePlan::test(bool* done) { return progress(false, done); }
 int StagePlan::progress(bool blocking, bool* done) {
   *done = false;
   while (stage_ < stages_.size()) {
-    TimeScope waiting(stages_[stage_].phase);
+    const Stage& stage = stages_[stage_];
+    TimeScope waiting(stage.phase);
     if (!requests_.empty()) {
       bool stage_done = false;
       MPIX_TRY(complete_requests(requests_, blocking, &stage_done, stage_comm_));
       if (!stage_done) return MPIX_SUCCESS;
     }
-    if (stages_[stage_].done) MPIX_TRY(stages_[stage_].done());
+    if (!blocking && stage.poll) {
+      bool complete = false;
+      MPIX_TRY(stage.poll(&complete));
+      if (!complete) return MPIX_SUCCESS;
+    }
+    if (stage.done) MPIX_TRY(stage.done());
     ++stage_;
     posted_ = false;
-    MPIX_TRY(advance(false));
+    MPIX_TRY(advance(blocking));
   }
   if (after_wait_) MPIX_TRY(after_wait_());
   *done = true;
