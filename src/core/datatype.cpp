@@ -134,17 +134,13 @@ class RunCheck {
  public:
   bool add(long long displacement, long long count, MPI_Datatype old) {
     if (count < 0) return false;
-    MPI_Aint lb = 0, extent = 0, true_lb = 0, true_extent = 0;
-    MPI_Count size = 0;
-    if (MPI_Type_get_extent(old, &lb, &extent) != MPI_SUCCESS ||
-        MPI_Type_get_true_extent(old, &true_lb, &true_extent) != MPI_SUCCESS ||
-        MPI_Type_size_x(old, &size) != MPI_SUCCESS)
-      return false;
-    if (count == 0 || size == 0) return true;
+    // An indexed type's blocks share one old type: it is looked at once.
+    if (old != old_.type && describe_type(old, "", &old_) != MPIX_SUCCESS) return false;
+    if (count == 0 || old_.size == 0) return true;
     long long start = 0, bytes = 0;
-    if (!type_in_order(old) || true_extent != size || (count > 1 && extent != size) ||
-        __builtin_add_overflow(displacement, (long long)true_lb, &start) ||
-        __builtin_mul_overflow(count, (long long)size, &bytes))
+    if (!old_.in_order || (count > 1 && old_.extent != old_.size) ||
+        __builtin_add_overflow(displacement, (long long)old_.true_lb, &start) ||
+        __builtin_mul_overflow(count, old_.size, &bytes))
       return false;
     if (any_ && start != end_) return false;
     any_ = true;
@@ -152,6 +148,7 @@ class RunCheck {
   }
 
  private:
+  TypeLayout old_;  // of the last old type seen
   bool any_ = false;
   long long end_ = 0;
 };
