@@ -18,6 +18,7 @@ const TypeLayout& byte_layout() {
     l.type = MPI_BYTE;
     l.extent = l.true_extent = 1;
     l.size = 1;
+    l.in_order = true;
     return l;
   }();
   return layout;
