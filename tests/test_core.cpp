@@ -549,6 +549,34 @@ TEST_CASE("tuning files: rules, precedence, and files that are missing or malfor
     CHECK(run(info.info, &algorithm, &params) == MPIX_ERR_TUNING_FILE);
   }
 
+  // A rule for other rank counts may take hints that do not fit this P (mpix-tune
+  // writes radices up to its P): it is left alone; one that may match fails, naming
+  // its line.
+  {
+    // Files of their own: a communicator keeps the tables it read, by path.
+    const int size = harness::world_size();
+    const std::string other_ranks = path + ".ranks", this_p = path + ".p";
+    auto write_to = [](const std::string& file, const std::string& text) {
+      FILE* out = std::fopen(file.c_str(), "w");
+      std::fputs(text.c_str(), out);
+      std::fclose(out);
+    };
+    write_to(other_ranks, "alltoallv " + std::to_string(size + 1) + " * 0 * tuna mpix_radix=" +
+                              std::to_string(size + 1) + "\nalltoallv 1 * 0 * pairwise\n");
+    harness::Info info{{"mpix_tuning_file", other_ranks}};
+    CHECK(run(info.info, &algorithm, &params) == MPIX_SUCCESS);
+    CHECK(algorithm == "pairwise");
+    if (size > 1) {  // one rank takes any radix
+      write_to(this_p, "alltoallv 1 * 0 * tuna mpix_radix=" + std::to_string(size + 1) + "\n");
+      harness::Info fits_not{{"mpix_tuning_file", this_p}};
+      CHECK(run(fits_not.info, &algorithm, &params) == MPIX_ERR_TUNING_FILE);
+      CHECK(message_has((this_p + ":1: ").c_str()));
+      CHECK(message_has("mpix_radix"));
+    }
+    std::remove(other_ranks.c_str());
+    std::remove(this_p.c_str());
+  }
+
   write("# measured\n"
         "alltoall  1 * 0 * pairwise\n"
         "alltoallv 1 * 1000 * nonblocking   # large blocks\n"

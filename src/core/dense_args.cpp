@@ -146,11 +146,16 @@ int check_local(const DenseArgs& a, const MPIX_Info* info, MPIX_Comm_s* comm, Ex
     }
     hints->tuning = &cached->second;
     hints->params_text += std::to_string(hints->tuning->content_hash) + ";";
+    // The rules that may match on this communicator: their hints must fit its P (a
+    // rule for 8 ranks may well have mpix_radix=8); a rule for other rank counts is
+    // not this call's.
     for (const TuningRule& rule : hints->tuning->rules) {
-      if (rule.op != a.op) continue;
+      if (rule.op != a.op || comm->size < rule.min_ranks || comm->size > rule.max_ranks) continue;
       MPIX_Info_s merged = with_rule_hints(info, rule);
       Params params;
-      MPIX_TRY(resolve_params(&merged, rule.algorithm->params, comm->size, &params));
+      if (resolve_params(&merged, rule.algorithm->params, comm->size, &params) != MPIX_SUCCESS)
+        return fail(MPIX_ERR_TUNING_FILE, format("tuning file %s:%d: %s", hints->tuning->path.c_str(), rule.line,
+                                                 MPIX_Last_error_message()));
     }
   }
   MPIX_TRY(resolve_profile(info, comm, hints));
