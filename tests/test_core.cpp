@@ -220,6 +220,29 @@ TEST_CASE("mpix_check_args finds counts that disagree between ranks", "[errors]"
   }
 }
 
+// Under auto every parameter of every algorithm is read and checked before the
+// agreement, as for an algorithm asked for: ipc_hybrid's thresholds too.
+TEST_CASE("auto: every algorithm's parameters are honoured and checked", "[info]") {
+  Comm c;
+  SmallExchange ex;
+  harness::Info info{{"mpix_ipc_threshold", "100"}, {"mpix_memcpy_threshold", "4096"}};
+  MPIX_Request* request = nullptr;
+  REQUIRE(MPIX_Alltoallv_plan(ex.send.data(), ex.counts.data(), ex.displs.data(), MPI_INT, ex.recv.data(),
+                              ex.counts.data(), ex.displs.data(), MPI_INT, info.info, c.comm, &request) ==
+          MPIX_SUCCESS);
+  CHECK(request->param_values.ipc_threshold == 100);
+  CHECK(request->param_values.memcpy_threshold == 4096);
+  MPIX_Request_free(&request);
+  for (const char* variable : {"MPIX_IPC_THRESHOLD", "MPIX_MEMCPY_THRESHOLD"}) {
+    INFO(variable);
+    setenv(variable, "-1", 1);
+    CHECK(ex.run(nullptr, c.comm) == MPIX_ERR_INFO_VALUE);
+    CHECK(message_has(variable));
+    unsetenv(variable);
+    CHECK(ex.run(nullptr, c.comm) == MPIX_SUCCESS);
+  }
+}
+
 TEST_CASE("algorithm choice: info, then environment, then auto", "[info]") {
   Comm c;
   SmallExchange ex;

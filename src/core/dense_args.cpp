@@ -126,14 +126,16 @@ int check_local(const DenseArgs& a, const MPIX_Info* info, MPIX_Comm_s* comm, Ex
     // Auto may choose any algorithm: every parameter is read and checked now. A
     // value out of range for this communicator (a radix above P) only rules out
     // the algorithms it does not fit (select.cpp), rather than failing the call.
-    const std::vector<Param> all = {Param::radix, Param::block_count, Param::stride,
-                                    Param::max_queue, Param::segment_bytes, Param::seed, Param::locality};
+    const std::vector<Param> all = {Param::radix,         Param::block_count,   Param::stride,
+                                    Param::max_queue,     Param::segment_bytes, Param::seed,
+                                    Param::ipc_threshold, Param::memcpy_threshold, Param::locality};
     MPIX_TRY(resolve_params(info, all, INT_MAX, &hints->params));
     hints->params.seed = hints->params.is_given(Param::seed) ? hints->params.seed : (unsigned long long)comm->size;
     // Compared between ranks as a hash: the values' bytes serve as well as their text.
     const Params& p = hints->params;
-    const long long values[] = {p.radix, p.radix_auto, p.block_count, p.stride, p.max_queue, p.segment_bytes,
-                                (long long)p.seed, p.given, (long long)p.locality};
+    const long long values[] = {p.radix,         p.radix_auto,       p.block_count, p.stride,
+                                p.max_queue,     p.segment_bytes,    (long long)p.seed, p.given,
+                                p.ipc_threshold, p.memcpy_threshold, (long long)p.locality};
     hints->params_text.append(reinterpret_cast<const char*>(values), sizeof values);
   }
   if (!hints->asked && lookup(info, "mpix_tuning_file", &value, &source)) {
