@@ -32,4 +32,11 @@ printf 'inter_latency = soon\n' > "$work/bad.txt"
 MPIX_MACHINE_FILE="$work/bad.txt" "$@" -n 2 "$tools/mpix-bench" --algorithms auto --sizes 16 --iters 1 \
   > "$work/bad.out" 2>&1 || true
 grep -q "machine file $work/bad.txt:1: inter_latency=soon: not a number" "$work/bad.out"
+# A tuning file that cannot be written stops mpix-tune before it measures, with an
+# error and a non-zero exit.
+if "$@" -n 2 "$tools/mpix-tune" --sizes 16 --iters 1 --ppn 1 --out "$work/no/such/dir/t.txt" \
+  > "$work/unwritable.out" 2>&1; then
+  echo "mpix-tune exited 0 with an unwritable --out"; exit 1
+fi
+grep -q "cannot write $work/no/such/dir/t.txt" "$work/unwritable.out"
 echo "mpix-tune: machine and tuning files written, loaded and followed"

@@ -442,6 +442,18 @@ int tune_main(const Options& o, MPIX_Comm* comm) {
   std::vector<std::string> rules;
   std::vector<Measured> bests;
   int cell_index = 0, cells = (int)(o.sizes.size() * (o.op == mpix::kAlltoall ? 1 : o.dists.size()));
+  // The file is written after every cell: a place it cannot go stops the run before
+  // any measuring, on every rank.
+  const std::string partial = o.out + ".partial";
+  int writable = 1;
+  if (rank == 0) {
+    writable = std::ofstream(partial) ? 1 : 0;
+    std::remove(partial.c_str());
+    if (!writable) std::fprintf(stderr, "mpix-tune: cannot write %s\n", partial.c_str());
+  }
+  MPI_Bcast(&writable, 1, MPI_INT, 0, world);
+  if (!writable) return 1;
+  bool written = true;
   if (rank == 0)
     std::printf("%-10s %8s %-28s %12s   %-28s %12s %12s\n", "dist", "S", "measured best", "time_us", "auto (model)",
                 "time_us", "predicted_us");
@@ -456,7 +468,9 @@ int tune_main(const Options& o, MPIX_Comm* comm) {
         if (!(a.ops & o.op) || !a.cost) continue;
         std::vector<std::vector<std::pair<std::string, std::string>>> combos = {{}};
         for (mpix::Param p : a.params) {
-          if (p == mpix::Param::seed) continue;
+          // A parameter the model does not choose (seed, locality, ipc_hybrid's
+          // thresholds: parameter_range gives none) keeps its default.
+          if (p == mpix::Param::seed || mpix::parameter_range(p, size).empty()) continue;
           std::vector<std::vector<std::pair<std::string, std::string>>> next;
           for (const auto& combo : combos)
             for (long long v : mpix::parameter_range(p, size)) {
@@ -491,7 +505,7 @@ int tune_main(const Options& o, MPIX_Comm* comm) {
         // next size) and a mean-block range around its cell (geometric midpoints to
         // the other cells' means), written anew after every cell.
         std::vector<Measured> sorted = bests;
-        std::ofstream out(o.out + ".partial");
+        std::ofstream out(partial);
         out << "# mpix tuning file, measured by mpix-tune on " << size << " ranks ("
             << comm->locality.num_nodes() << " nodes); " << sorted.size() << " of " << cells << " cells\n";
         for (std::size_t i = 0; i < sorted.size(); ++i) {
@@ -516,13 +530,16 @@ int tune_main(const Options& o, MPIX_Comm* comm) {
               << (std::isinf(hi) ? std::string("*") : std::to_string(hi)) << "\n";
         }
         out.close();
-        std::rename((o.out + ".partial").c_str(), o.out.c_str());
+        if (!out || std::rename(partial.c_str(), o.out.c_str()) != 0) {
+          if (written) std::fprintf(stderr, "mpix-tune: cannot write %s\n", o.out.c_str());
+          written = false;
+        }
       }
     }
   }
-  if (rank == 0) std::fprintf(stderr, "mpix-tune: wrote %s (use it with MPIX_TUNING_FILE=%s)\n", o.out.c_str(),
-                              o.out.c_str());
-  return 0;
+  if (rank == 0 && written)
+    std::fprintf(stderr, "mpix-tune: wrote %s (use it with MPIX_TUNING_FILE=%s)\n", o.out.c_str(), o.out.c_str());
+  return written ? 0 : 1;
 }
 
 int tune(int argc, char** argv) {
