@@ -9,9 +9,15 @@
 // Open MPI 4.1 has no MPI_Alltoall(v)_init; its MPIX_Alltoall(v)_init of
 // <mpi-ext.h> are left to it, because its Fortran bindings call the PMPI_ request
 // functions directly: a Fortran MPI_WAIT on an mpix request could not be caught.
+// MPICH's `use mpi_f08` bindings do the same (they create the request through
+// MPI_Alltoall(v)_init, then start, wait and free it through PMPI_), so a request
+// made by MPICH's Fortran library is left to MPI as well: the caller's return
+// address lies in that library.
+#include <dlfcn.h>
 #include <mpi.h>
 
 #include <atomic>
+#include <cstring>
 #include <mutex>
 #include <unordered_map>
 #include <vector>
@@ -162,11 +168,28 @@ void free_all_persistent() {}
 
 using namespace mpix_interpose;
 
+namespace {
+
+// Whether the code at `return_address` (the caller of MPI_Alltoall(v)_init) is
+// MPICH's Fortran library (libmpichfort: mpif.h, `use mpi`, `use mpi_f08`).
+bool called_by_fortran(const void* return_address, MPI_Comm comm, const char* function) {
+  Dl_info caller;
+  if (!dladdr(return_address, &caller) || !caller.dli_fname || !std::strstr(caller.dli_fname, "libmpichfort"))
+    return false;
+  report_fallback(comm, function, "called by MPICH's Fortran bindings, whose mpi_f08 module starts, waits on "
+                                  "and frees persistent requests through PMPI_, past the interposer");
+  return true;
+}
+
+}  // namespace
+
 extern "C" {
 
 int MPI_Alltoall_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                       MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request* request) {
-  MPIX_Comm* mpix_comm = mpix_comm_of(comm, "MPI_Alltoall_init");
+  MPIX_Comm* mpix_comm = called_by_fortran(__builtin_return_address(0), comm, "MPI_Alltoall_init")
+                             ? nullptr
+                             : mpix_comm_of(comm, "MPI_Alltoall_init");
   if (mpix_comm) {
     MPIX_Request* mpix_request = nullptr;
     if (MPIX_Alltoall_plan(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, nullptr, mpix_comm,
@@ -182,7 +205,9 @@ int MPI_Alltoall_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
 int MPI_Alltoallv_init(const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
                        void* recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
                        MPI_Comm comm, MPI_Info info, MPI_Request* request) {
-  MPIX_Comm* mpix_comm = mpix_comm_of(comm, "MPI_Alltoallv_init");
+  MPIX_Comm* mpix_comm = called_by_fortran(__builtin_return_address(0), comm, "MPI_Alltoallv_init")
+                             ? nullptr
+                             : mpix_comm_of(comm, "MPI_Alltoallv_init");
   if (mpix_comm) {
     MPIX_Request* mpix_request = nullptr;
     if (MPIX_Alltoallv_plan(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,

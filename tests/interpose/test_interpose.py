@@ -10,7 +10,8 @@ mpix's choices ("[mpix]" lines naming the algorithms; with MPICH 4, the persiste
 MPI_Alltoall(v)_init made mpix requests) and its fallback on an intercommunicator
 and on aliased buffers, and MPIX_INTERPOSE=0 shows nothing of mpix.
 MODE fortran: exchange_mpi.f90 (use mpi) and exchange_f08.f90 (use mpi_f08),
-compiled here with the MPI's own Fortran wrapper; the same comparisons.
+compiled here with the MPI's own Fortran wrapper; the same comparisons. With MPICH
+also persistent_f08.f90 (MPI_Alltoall(v)_init), which the interposer leaves to MPI.
 MODE valgrind: the C program at 2 ranks under valgrind with the interposer: no
 block that mpix's code allocated is lost (MPI's own losses are MPI's).
 Exit 77 (skipped) when the Fortran compiler or valgrind is missing.
@@ -109,6 +110,18 @@ def mode_fortran(interposer, fortran_compiler, launcher):
             subprocess.run([fortran_compiler, "-w", "-o", program, os.path.join(HERE, source)], check=True,
                            cwd=tmp)
             check_program(f"Fortran {source}", launcher, program, interposer)
+        # MPI-4's persistent collectives (MPICH; Open MPI 4.1 has none): MPICH's
+        # mpi_f08 drives them through PMPI_, so the interposer leaves them to MPI.
+        if "mpich" in fortran_compiler:
+            program = os.path.join(tmp, "persistent_f08")
+            subprocess.run([fortran_compiler, "-w", "-o", program, os.path.join(HERE, "persistent_f08.f90")],
+                           check=True, cwd=tmp)
+            reference, _ = run(launcher, 3, program, ())
+            lines, stderr = run(launcher, 3, program, (), {"LD_PRELOAD": interposer, "MPIX_VERBOSE": "1"})
+            compare("Fortran persistent_f08.f90", reference, lines)
+            expect_lines("Fortran persistent_f08.f90", stderr,
+                         [r"^\[mpix\] interpose: MPI_Alltoall_init: called by MPICH's Fortran bindings",
+                          r"^\[mpix\] interpose: MPI_Alltoallv_init: called by MPICH's Fortran bindings"])
 
 
 def mode_valgrind(interposer, program, launcher):
