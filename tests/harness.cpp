@@ -63,7 +63,7 @@ const std::vector<TypeCase>& type_cases() {
     int key = MPI_KEYVAL_INVALID;
     MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, free_types_at_finalize, &key, nullptr);
     MPI_Comm_set_attr(MPI_COMM_SELF, key, &owned);
-    return std::vector<TypeCase>{
+    std::vector<TypeCase> list{
         {"byte", MPI_BYTE, MPI_BYTE, 1, 1, 1},
         {"int", MPI_INT, MPI_INT, 1, 1, (int)sizeof(int)},
         {"double", MPI_DOUBLE, MPI_DOUBLE, 1, 1, (int)sizeof(double)},
@@ -71,8 +71,14 @@ const std::vector<TypeCase>& type_cases() {
         {"vector", vector, vector, 1, 1, 2 * (int)sizeof(double)},
         {"mixed", MPI_INT, contiguous, 3, 1, 3 * (int)sizeof(int)},
         {"reversed", reversed, reversed, 1, 1, 2 * (int)sizeof(int)},
-        {"repeated", repeated, contiguous, 1, 1, 3 * (int)sizeof(int)},
     };
+    // The reference is MPI's own call, and Open MPI 4.1's MPI_Alltoall at 16 ranks
+    // delivers this one wrong (rank 0's block arrives as 0, garbage, 2 where the
+    // type map says 0, 0, 2; measured 2026-11-28): with MPICH only.
+#ifdef MPICH_VERSION
+    list.push_back({"repeated", repeated, contiguous, 1, 1, 3 * (int)sizeof(int)});
+#endif
+    return list;
   }();
   return cases;
 }

@@ -29,8 +29,8 @@ struct TypeCase {
 };
 // byte, int, double, contiguous (3 ints), vector (2 doubles, stride 2: holes),
 // mixed (ints sent, 3-int contiguous received), reversed (2 ints in swapped order)
-// and repeated (sent: ints 0, 0 and 2, received as 3-int contiguous), whose size
-// equals their true extent. Freed at MPI_Finalize.
+// and, with MPICH, repeated (sent: ints 0, 0 and 2, received as 3-int contiguous),
+// whose size equals their true extent. Freed at MPI_Finalize.
 const std::vector<TypeCase>& type_cases();
 const TypeCase& type_case(const std::string& name);
 
