@@ -83,14 +83,19 @@ TEST_CASE("info keys and values", "[info]") {
                                          {"mpix_radix", "four", "not a number"},
                                          {"mpix_radix", "4x", "not a number"},
                                          {"mpix_radix", "", "not a number"},
-                                         {"mpix_block_count", "0", ">= 1"},
-                                         {"mpix_block_count", "-2", ">= 1"},
+                                         {"mpix_radix", "2147483648", "at most 2147483647"},
+                                         {"mpix_block_count", "0", "1..2147483647 or unlimited"},
+                                         {"mpix_block_count", "-2", "1..2147483647 or unlimited"},
                                          {"mpix_block_count", "lots", "not a number"},
-                                         {"mpix_stride", "0", ">= 1"},
-                                         {"mpix_max_queue", "1", ">= 2"},
-                                         {"mpix_segment_bytes", "0", ">= 1"},
-                                         {"mpix_seed", "abc", "not a number"},
+                                         {"mpix_stride", "0", "1..2147483647"},
+                                         {"mpix_max_queue", "1", "2..2147483647"},
+                                         {"mpix_segment_bytes", "0", "1..2147483647"},
+                                         {"mpix_segment_bytes", "2147483648", "1..2147483647"},
+                                         {"mpix_seed", "abc", "not a 64-bit integer"},
+                                         {"mpix_seed", "18446744073709551616", "not a 64-bit integer"},
+                                         {"mpix_seed", "-9223372036854775809", "not a 64-bit integer"},
                                          {"mpix_ipc_threshold", "-1", ">= 0"},
+                                         {"mpix_ipc_threshold", "9223372036854775808", "too large"},
                                          {"mpix_check_args", "maybe", "true or false"},
                                          {"mpix_tuning_file", "", "empty"},
                                          {"mpix_alltoallv_algorithm", "no_such", "unknown algorithm"},
@@ -109,6 +114,8 @@ TEST_CASE("info keys and values", "[info]") {
   CHECK(MPIX_Info_set(info, "mpix_block_count", "unlimited") == MPIX_SUCCESS);
   CHECK(MPIX_Info_set(info, "mpix_alltoallv_algorithm", "pairwise") == MPIX_SUCCESS);
   CHECK(MPIX_Info_set(info, "mpix_check_args", "true") == MPIX_SUCCESS);
+  CHECK(MPIX_Info_set(info, "mpix_seed", "18446744073709551615") == MPIX_SUCCESS);
+  CHECK(MPIX_Info_set(info, "mpix_seed", "-9223372036854775808") == MPIX_SUCCESS);
 
   char value[16];
   int flag = -1;
@@ -561,7 +568,7 @@ TEST_CASE("tuning files: rules, precedence, and files that are missing or malfor
            {"alltoallv 1 * 0 * multipair stride\n", "expected key=value"},
            {"alltoallv 1 * 0 * multipair mpix_nope=2\n", "unknown key 'mpix_nope'"},
            {"alltoallv 1 * 0 * multipair mpix_seed=2\n", "does not take mpix_seed"},
-           {"alltoallv 1 * 0 * multipair mpix_stride=0\n", "mpix_stride=0: must be >= 1"}}) {
+           {"alltoallv 1 * 0 * multipair mpix_stride=0\n", "mpix_stride=0: must be 1..2147483647"}}) {
     write(bad.text);
     harness::Info info{{"mpix_tuning_file", path}};
     INFO(bad.text);

@@ -97,6 +97,14 @@ TEST_CASE("machine file: every key, comments, and every malformed form", "[model
   }
   CHECK(mpix::load_machine_profile("/nonexistent/machine", &profile) == MPIX_ERR_TUNING_FILE);
   CHECK(message_has("cannot be opened"));
+  // A key twice (two profiles merged by hand): which value was meant is unknown.
+  std::string twice = write_file("twice", "inter_latency = 1e-6\nintra_latency = 1e-7\ninter_latency = 2e-6\n");
+  CHECK(mpix::load_machine_profile(twice, &profile) == MPIX_ERR_TUNING_FILE);
+  CHECK(message_has(":3: inter_latency given twice (first on line 1)"));
+  // A NUL byte is named, not left to cut the message short.
+  std::string nul = write_file("nul", std::string("inter_latency = 1e-6\nintra_\0latency = 1\n", 40));
+  CHECK(mpix::load_machine_profile(nul, &profile) == MPIX_ERR_TUNING_FILE);
+  CHECK(message_has(":2: holds a NUL byte"));
 }
 
 TEST_CASE("tuning file: distribution conditions", "[model][parser]") {
@@ -144,6 +152,9 @@ TEST_CASE("tuning file: distribution conditions", "[model][parser]") {
     CHECK(message_has(why));
     CHECK(message_has(":3:"));
   }
+  std::string nul = write_file("nulrule", std::string("alltoallv * * * * pair\0wise\n", 28));
+  CHECK(mpix::load_tuning_table(nul, &table) == MPIX_ERR_TUNING_FILE);
+  CHECK(message_has(":1: holds a NUL byte"));
 }
 
 TEST_CASE("the model prefers log-time exchanges for small blocks at scale, a direct exchange at 2 ranks", "[model]") {

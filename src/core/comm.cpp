@@ -16,8 +16,10 @@ static int ppn_from_environment(int* ppn) {
   const char* text = std::getenv("MPIX_PPN");
   if (!text || !*text) return MPIX_SUCCESS;
   long long value = 0;
-  if (!parse_integer(text, &value) || value > INT32_MAX)
+  if (!parse_integer(text, &value))
     return fail(MPIX_ERR_ARG, format("MPIX_PPN=%s (environment): not an integer", text));
+  if (value > INT32_MAX)
+    return fail(MPIX_ERR_ARG, format("MPIX_PPN=%s (environment): too large (at most 2147483647)", text));
   *ppn = (int)value;
   return MPIX_SUCCESS;
 }

@@ -62,6 +62,21 @@ bool parse_integer(const std::string& text, long long* value) {
   return true;
 }
 
+bool parse_seed(const std::string& text, unsigned long long* value) {
+  long long signed_value = 0;
+  if (parse_integer(text, &signed_value)) {
+    *value = (unsigned long long)signed_value;  // a negative seed is taken modulo 2^64
+    return true;
+  }
+  if (text.empty() || !std::isdigit((unsigned char)text[0])) return false;
+  errno = 0;
+  char* end = nullptr;
+  unsigned long long parsed = std::strtoull(text.c_str(), &end, 10);
+  if (errno != 0 || *end != '\0') return false;
+  *value = parsed;
+  return true;
+}
+
 static int bad_value(const std::string& source, const std::string& value, const char* why) {
   return fail(MPIX_ERR_INFO_VALUE, source + "=" + value + ": " + why);
 }
@@ -80,29 +95,37 @@ int check_value(const KeySpec& spec, const std::string& value, const std::string
     case KeyKind::radix:
       if (value == "auto") return MPIX_SUCCESS;
       if (!is_number) return bad_value(source, value, "not a number (expected 2..P or auto)");
-      if (number < 2 || number > INT32_MAX) return bad_value(source, value, "must be 2..P");
+      if (number < 2 || number > INT32_MAX) return bad_value(source, value, "must be 2..P (at most 2147483647)");
       return MPIX_SUCCESS;
     case KeyKind::positive:
       if (!is_number) return bad_value(source, value, "not a number (expected an integer >= 1)");
-      if (number < 1 || number > INT32_MAX) return bad_value(source, value, "must be >= 1");
+      if (number < 1 || number > INT32_MAX) return bad_value(source, value, "must be 1..2147483647");
       return MPIX_SUCCESS;
     case KeyKind::block_count:
       if (value == "unlimited") return MPIX_SUCCESS;
       if (!is_number) return bad_value(source, value, "not a number (expected >= 1 or unlimited)");
-      if (number < 1 || number > INT32_MAX) return bad_value(source, value, "must be >= 1 or unlimited");
+      if (number < 1 || number > INT32_MAX)
+        return bad_value(source, value, "must be 1..2147483647 or unlimited");
       return MPIX_SUCCESS;
     case KeyKind::queue:
       if (!is_number) return bad_value(source, value, "not a number (expected an integer >= 2)");
       if (number < 2 || number > INT32_MAX)
-        return bad_value(source, value, "must be >= 2 (a receive and a send)");
+        return bad_value(source, value, "must be 2..2147483647 (at least a receive and a send)");
       return MPIX_SUCCESS;
     case KeyKind::non_negative:
-      if (!is_number) return bad_value(source, value, "not a number (expected an integer >= 0)");
+      if (!is_number) {
+        if (!value.empty() && std::isdigit((unsigned char)value[0]))
+          return bad_value(source, value, "too large (at most 9223372036854775807)");
+        return bad_value(source, value, "not a number (expected an integer >= 0)");
+      }
       if (number < 0) return bad_value(source, value, "must be >= 0");
       return MPIX_SUCCESS;
-    case KeyKind::seed:
-      if (!is_number) return bad_value(source, value, "not a number (expected an integer)");
+    case KeyKind::seed: {
+      unsigned long long seed = 0;
+      if (!parse_seed(value, &seed))
+        return bad_value(source, value, "not a 64-bit integer (expected -9223372036854775808..18446744073709551615)");
       return MPIX_SUCCESS;
+    }
     case KeyKind::path:
       if (value.empty()) return bad_value(source, value, "empty file name");
       return MPIX_SUCCESS;

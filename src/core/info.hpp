@@ -74,5 +74,7 @@ unsigned long long environment_fingerprint();
 
 // Parses a decimal integer filling the whole string.
 bool parse_integer(const std::string& text, long long* value);
+// A seed: any integer from -2^63 to 2^64-1; a negative one is taken modulo 2^64.
+bool parse_seed(const std::string& text, unsigned long long* value);
 
 }  // namespace mpix

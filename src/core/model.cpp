@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "error.hpp"
@@ -71,11 +72,13 @@ int load_machine_profile(const std::string& path, MachineProfile* profile) {
   MachineProfile loaded;
   loaded.source = path;
   std::string line;
+  std::map<std::string, int> line_of_key;
   for (int number = 1; std::getline(in, line); ++number) {
-    std::string text = line.substr(0, line.find('#'));
     auto bad = [&](const std::string& why) {
       return fail(MPIX_ERR_TUNING_FILE, format("machine file %s:%d: %s", path.c_str(), number, why.c_str()));
     };
+    if (line.find('\0') != std::string::npos) return bad("holds a NUL byte (not a text file?)");
+    std::string text = line.substr(0, line.find('#'));
     std::size_t equals = text.find('=');
     std::istringstream words(text);
     std::string first;
@@ -95,6 +98,9 @@ int load_machine_profile(const std::string& path, MachineProfile* profile) {
       for (const ProfileKey& candidate : kProfileKeys) known += std::string(" ") + candidate.name;
       return bad("unknown key '" + key + "'; known:" + known);
     }
+    // Two values for one key is a merge gone wrong: which one was meant is unknown.
+    if (!line_of_key.emplace(key, number).second)
+      return bad(format("%s given twice (first on line %d)", key.c_str(), line_of_key[key]));
     char* end = nullptr;
     double number_value = std::strtod(value.c_str(), &end);
     if (end == value.c_str() || *end != '\0' || !std::isfinite(number_value))

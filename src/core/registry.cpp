@@ -150,7 +150,7 @@ int resolve_params(const MPIX_Info_s* info, const std::vector<Param>& used, int 
       case Param::stride: params->stride = (int)number; break;
       case Param::max_queue: params->max_queue = (int)number; break;
       case Param::segment_bytes: params->segment_bytes = number; break;
-      case Param::seed: params->seed = (unsigned long long)number; break;
+      case Param::seed: parse_seed(value, &params->seed); break;
       case Param::ipc_threshold: params->ipc_threshold = number; break;
       case Param::memcpy_threshold: params->memcpy_threshold = number; break;
       case Param::locality: params->locality = value == "region" ? Level::region : Level::node; break;

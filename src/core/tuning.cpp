@@ -87,14 +87,16 @@ int parse_tuning_table(std::istream& in, const std::string& path, TuningTable* t
   std::string line;
   for (int number = 1; std::getline(in, line); ++number) {
     for (unsigned char c : line) hash = (hash ^ c) * 1099511628211ull;
+    auto bad = [&](const std::string& why) {
+      return fail(MPIX_ERR_TUNING_FILE, format("tuning file %s:%d: %s", path.c_str(), number, why.c_str()));
+    };
+    // Before any word is quoted: a NUL would end the message there.
+    if (line.find('\0') != std::string::npos) return bad("holds a NUL byte (not a text file?)");
     std::string text = line.substr(0, line.find('#'));
     std::istringstream fields(text);
     std::vector<std::string> words;
     for (std::string word; fields >> word;) words.push_back(word);
     if (words.empty()) continue;
-    auto bad = [&](const std::string& why) {
-      return fail(MPIX_ERR_TUNING_FILE, format("tuning file %s:%d: %s", path.c_str(), number, why.c_str()));
-    };
     if (words.size() < 6)
       return bad("expected <op> <min_ranks> <max_ranks> <min_bytes> <max_bytes> <algorithm> [hint=value | fact=lo..hi ...]");
     TuningRule rule{};

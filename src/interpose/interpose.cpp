@@ -99,11 +99,31 @@ bool verbose() {
 }
 
 // Rank 0 of `comm` prints `line` once per `key` (MPIX_VERBOSE).
+// Of an intercommunicator's two groups, whether this rank's is the one whose first
+// rank comes first in MPI_COMM_WORLD (both, where a group lies outside it: spawned).
+bool first_group(MPI_Comm intercomm) {
+  MPI_Group local, remote, world;
+  PMPI_Comm_group(intercomm, &local);
+  PMPI_Comm_remote_group(intercomm, &remote);
+  PMPI_Comm_group(MPI_COMM_WORLD, &world);
+  int first = 0, local_first = MPI_UNDEFINED, remote_first = MPI_UNDEFINED;
+  PMPI_Group_translate_ranks(local, 1, &first, world, &local_first);
+  PMPI_Group_translate_ranks(remote, 1, &first, world, &remote_first);
+  PMPI_Group_free(&local);
+  PMPI_Group_free(&remote);
+  PMPI_Group_free(&world);
+  return local_first == MPI_UNDEFINED || remote_first == MPI_UNDEFINED || local_first < remote_first;
+}
+
+// One line per communicator, from its rank 0 (of an intercommunicator, of one group).
 void report_once(MPI_Comm comm, const std::string& key, const std::string& line) {
   if (!verbose()) return;
-  int rank = 0;
-  if (comm != MPI_COMM_NULL) PMPI_Comm_rank(comm, &rank);
-  if (rank != 0) return;
+  int rank = 0, inter = 0;
+  if (comm != MPI_COMM_NULL) {
+    PMPI_Comm_rank(comm, &rank);
+    PMPI_Comm_test_inter(comm, &inter);
+  }
+  if (rank != 0 || (inter && !first_group(comm))) return;
   {
     std::lock_guard<std::mutex> lock(cache_mutex);
     if (!reported.insert(key).second) return;

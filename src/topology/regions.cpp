@@ -16,6 +16,14 @@
 
 namespace mpix {
 
+static int malformed_region_size(const char* text) {
+  long long value = 0;
+  return fail(MPIX_ERR_ARG, format(parse_integer(text, &value) ? "MPIX_REGION_SIZE=%s (environment): out of range "
+                                                                 "(at most 2147483647)"
+                                                               : "MPIX_REGION_SIZE=%s (environment): not an integer",
+                                   text));
+}
+
 int region_size_from_environment(int* ranks_per_region) {
   *ranks_per_region = 0;
   const char* text = std::getenv("MPIX_REGION_SIZE");
@@ -23,7 +31,7 @@ int region_size_from_environment(int* ranks_per_region) {
   long long value = 0;
   if (!parse_integer(text, &value) || value > INT_MAX || value <= INT_MIN) {
     *ranks_per_region = kMalformedRegionSize;
-    return fail(MPIX_ERR_ARG, format("MPIX_REGION_SIZE=%s (environment): not an integer", text));
+    return malformed_region_size(text);
   }
   *ranks_per_region = (int)value;
   return MPIX_SUCCESS;
@@ -108,8 +116,7 @@ int Regions::init(MPI_Comm parent, Locality& locality, int ranks_per_region) {
   int mine[3] = {value, -value, malformed ? 1 : 0};
   int all[3];
   MPIX_CHECK_MPI(MPI_Allreduce(mine, all, 3, MPI_INT, MPI_MAX, parent));
-  if (malformed) return fail(MPIX_ERR_ARG, format("MPIX_REGION_SIZE=%s (environment): not an integer",
-                                                  std::getenv("MPIX_REGION_SIZE")));
+  if (malformed) return malformed_region_size(std::getenv("MPIX_REGION_SIZE"));
   if (all[2]) return fail(MPIX_ERR_ARG, "regions: another rank has a malformed MPIX_REGION_SIZE");
   if (all[0] != -all[1])
     return fail(MPIX_ERR_ARG, format("regions: ranks differ in ranks_per_region (here %d, elsewhere up to %d): "

@@ -92,6 +92,9 @@ def mode_c(interposer, program, launcher):
     compare("C, communicators freed in reverse", reference, lines)
     expect_lines("C fallbacks", stderr, [r"^\[mpix\] interpose: MPI_Alltoall: an intercommunicator; calling PMPI_Alltoall",
                                          r"^\[mpix\] interpose: MPI_Alltoall: .*same buffer"])
+    inter = [line for line in mpix_lines(stderr) if "an intercommunicator" in line]
+    if len(inter) != 1:  # one line per communicator, not one per group
+        sys.exit("FAIL: the intercommunicator fallback is reported %d times:\n%s" % (len(inter), "\n".join(inter)))
     off = dict(preload, MPIX_INTERPOSE="0")
     lines, stderr = run(launcher, 3, program, [], off)
     compare("C, MPIX_INTERPOSE=0", forward, lines)

@@ -305,8 +305,8 @@ std::string parse_options(int argc, char** argv, Options* o) {
       o->ppn = (int)number;
       o->ppn_given = true;
     } else if (arg == "--seed") {
-      if (!mpix::parse_integer(value, &number)) return "--seed " + value + ": expected an integer";
-      o->seed = (unsigned long long)number;
+      if (value.empty() || value[0] == '-' || !mpix::parse_seed(value, &o->seed))
+        return "--seed " + value + ": expected an integer 0..18446744073709551615";
     } else if (arg == "--format") {
       if (value == "csv") o->csv = true;
       else if (value == "table") o->csv = false;
