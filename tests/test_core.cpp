@@ -191,6 +191,16 @@ TEST_CASE("invalid arguments return an error naming them; the comm stays usable"
   CHECK(MPIX_Start(nullptr) == MPIX_ERR_ARG);
   CHECK(MPIX_Wait(nullptr, MPI_STATUS_IGNORE) == MPIX_ERR_ARG);
   CHECK(MPIX_Request_free(nullptr) == MPIX_ERR_ARG);
+  if (MPI_STATUS_IGNORE != nullptr) {  // MPICH; Open MPI's MPI_STATUS_IGNORE is NULL
+    REQUIRE(MPIX_Alltoall_plan(ex.send.data(), 1, MPI_INT, ex.recv.data(), 1, MPI_INT, nullptr, c.comm, &request) ==
+            MPIX_SUCCESS);
+    int flag = 0;
+    CHECK(MPIX_Wait(request, nullptr) == MPIX_ERR_ARG);
+    CHECK(message_has("status is NULL (pass MPI_STATUS_IGNORE)"));
+    CHECK(MPIX_Test(request, &flag, nullptr) == MPIX_ERR_ARG);
+    CHECK(message_has("status is NULL"));
+    CHECK(MPIX_Request_free(&request) == MPIX_SUCCESS);
+  }
 
   // Only one rank passes a bad count: every rank returns an error, none hangs.
   std::vector<int> mine = harness::world_rank() == 0 ? negative : ex.counts;
@@ -909,6 +919,9 @@ TEST_CASE("datatypes: a type map is in order only where copying its bytes equals
     mpix::TypeLayout layout;
     REQUIRE(mpix::describe_type(c.type, "type", &layout) == MPIX_SUCCESS);
     CHECK(layout.contiguous(1) == c.in_order);
+    mpix::TypeLayout again;  // the answer kept with the type
+    REQUIRE(mpix::describe_type(c.type, "type", &again) == MPIX_SUCCESS);
+    CHECK(again.contiguous(1) == c.in_order);
     // Where the library would copy, the copy is what MPI packs.
     if (layout.contiguous(1)) {
       std::vector<unsigned char> memory((std::size_t)layout.true_extent), packed(memory.size());
@@ -919,5 +932,17 @@ TEST_CASE("datatypes: a type map is in order only where copying its bytes equals
       CHECK(packed == memory);
     }
     MPI_Type_free(&c.type);
+  }
+  // A handle MPI hands out again after a free does not keep the old type's answer.
+  for (int round = 0; round < 4; ++round) {
+    const bool in_order = round % 2 == 0;
+    const int displacements[] = {in_order ? 0 : 1, in_order ? 1 : 0};
+    MPI_Datatype t;
+    MPI_Type_create_indexed_block(2, 1, displacements, MPI_INT, &t);
+    MPI_Type_commit(&t);
+    mpix::TypeLayout layout;
+    REQUIRE(mpix::describe_type(t, "type", &layout) == MPIX_SUCCESS);
+    CHECK(layout.contiguous(1) == in_order);
+    MPI_Type_free(&t);
   }
 }

@@ -45,7 +45,7 @@ typedef struct MPIX_Request_s MPIX_Request; /**< a persistent collective */
 #define MPIX_ERR_ARG 1          /**< an invalid argument (count, buffer, handle, datatype) */
 #define MPIX_ERR_INFO_KEY 2     /**< an unknown info key */
 #define MPIX_ERR_INFO_VALUE 3   /**< an info value that is malformed or out of range */
-#define MPIX_ERR_UNSUPPORTED 4  /**< the algorithm does not apply to this call */
+#define MPIX_ERR_UNSUPPORTED 4  /**< the algorithm asked for does not apply to this call, or the call is past a limit of the library (message sizes, intercommunicators) */
 #define MPIX_ERR_NO_MEM 5       /**< memory allocation failed */
 #define MPIX_ERR_MPI 6          /**< an MPI call inside the library failed */
 #define MPIX_ERR_DEVICE 7       /**< a device (GPU) call failed */

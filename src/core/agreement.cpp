@@ -133,7 +133,7 @@ void combine_records(const long long* in, long long* inout) {
 
 void decode_record(const long long* agreed, const Agreement& mine, Agreement* all) {
   *all = mine;
-  all->failed = agreed[kFailed] != 0;
+  all->failed = (int)agreed[kFailed];  // the largest code of the failing ranks
   all->algorithm = agreed[kAlgorithmMax] == -agreed[kAlgorithmNegMin] ? agreed[kAlgorithmMax] : -2;
   all->hints_hash = agreed[kHashMax] == -agreed[kHashNegMin] ? agreed[kHashMax] : -2;
   ExchangeFacts& a = all->facts;

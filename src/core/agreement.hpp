@@ -17,7 +17,7 @@ struct MPIX_Comm_s;
 namespace mpix {
 
 struct Agreement {
-  bool failed = false;          // this rank's local checks failed
+  int failed = MPIX_SUCCESS;    // the error code of this rank's local checks
   long long algorithm = -1;     // registry index asked for; -1: auto
   long long hints_hash = 0;     // of every parameter and hint the call may use
   ExchangeFacts facts;          // this rank's part (sums and extremes are agreed)

@@ -261,7 +261,7 @@ int plan_dense(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm, Reusabl
   // whether all ranks asked for the same algorithm with the same parameters
   // (schedules derive from them), and the facts selection needs.
   Agreement mine, all;
-  mine.failed = local_rc != MPIX_SUCCESS;
+  mine.failed = local_rc;
   mine.algorithm = asked_index(hints);
   mine.hints_hash = hints_hash(hints);
   if (local_rc == MPIX_SUCCESS) {
@@ -288,7 +288,7 @@ int plan_dense(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm, Reusabl
     MPIX_TRY(agree(comm, mine, &all));
   }
   if (local_rc != MPIX_SUCCESS) return fail(local_rc, local_message);
-  if (all.failed) return fail(MPIX_ERR_ARG, format("%s: another rank rejected its arguments", a.name));
+  if (all.failed) return fail_as_peer(all.failed, a.name);
   if (all.algorithm == -2)
     return fail(MPIX_ERR_ARG, format("%s: ranks asked for different algorithms (info or environment differ)", a.name));
   if (all.hints_hash == -2)

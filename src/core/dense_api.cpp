@@ -127,8 +127,15 @@ static void set_empty_status(MPI_Status* status) {
   MPI_Status_set_cancelled(status, 0);
 }
 
+// MPICH's MPI_STATUS_IGNORE is not NULL (Open MPI's is): a NULL status there is a
+// mistake, refused before the exchange rather than written through.
+static bool status_is_null(const MPI_Status* status) {
+  return status == nullptr && status != MPI_STATUS_IGNORE;
+}
+
 extern "C" int MPIX_Wait(MPIX_Request* request, MPI_Status* status) {
   if (!request) return fail(MPIX_ERR_ARG, "MPIX_Wait: request is NULL");
+  if (status_is_null(status)) return fail(MPIX_ERR_ARG, "MPIX_Wait: status is NULL (pass MPI_STATUS_IGNORE)");
   int rc = MPIX_SUCCESS;
   if (request->active) rc = guarded("MPIX_Wait", [&] { return wait_request(request); });
   set_empty_status(status);
@@ -138,6 +145,7 @@ extern "C" int MPIX_Wait(MPIX_Request* request, MPI_Status* status) {
 extern "C" int MPIX_Test(MPIX_Request* request, int* flag, MPI_Status* status) {
   if (!request) return fail(MPIX_ERR_ARG, "MPIX_Test: request is NULL");
   if (!flag) return fail(MPIX_ERR_ARG, "MPIX_Test: flag is NULL");
+  if (status_is_null(status)) return fail(MPIX_ERR_ARG, "MPIX_Test: status is NULL (pass MPI_STATUS_IGNORE)");
   *flag = 0;
   bool done = true;
   int rc = MPIX_SUCCESS;

@@ -63,6 +63,11 @@ std::string mpi_reason(int mpi_code) {
   return reason;
 }
 
+int fail_as_peer(int code, const char* call) {
+  return fail(code, format("%s: another rank rejected its arguments (%s; its own message names the problem)", call,
+                           MPIX_Error_string(code)));
+}
+
 int fail_mpi(int mpi_code, const char* what) {
   std::string function = what;
   if (function.find('(') != std::string::npos) function.resize(function.find('('));  // MPIX_CHECK_MPI's call text
@@ -95,7 +100,7 @@ extern "C" const char* MPIX_Error_string(int code) {
     case MPIX_ERR_ARG: return "invalid argument";
     case MPIX_ERR_INFO_KEY: return "unknown info key";
     case MPIX_ERR_INFO_VALUE: return "invalid info value";
-    case MPIX_ERR_UNSUPPORTED: return "algorithm not applicable to this call";
+    case MPIX_ERR_UNSUPPORTED: return "not supported: the algorithm does not apply, or past a limit of the library";
     case MPIX_ERR_NO_MEM: return "out of memory";
     case MPIX_ERR_MPI: return "MPI call failed";
     case MPIX_ERR_DEVICE: return "device call failed";

@@ -11,6 +11,11 @@ namespace mpix {
 // failing check reads `return fail(MPIX_ERR_ARG, "sendcounts[2]=-1: must be >= 0")`.
 int fail(int code, std::string message);
 
+// A rank whose own checks passed, in a collective call that another rank's checks
+// failed: the same code as that rank (the largest, where several failed differently),
+// so that every rank sees the same kind of error.
+int fail_as_peer(int code, const char* call);
+
 // Formats like printf; for messages that carry numbers.
 std::string format(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -152,6 +152,10 @@ int check_local(const SddeArgs& a, const MPIX_Info* info, MPIX_Comm_s* comm, Sdd
   }
   if (!a.sendvals && send_bytes > 0)
     return fail(MPIX_ERR_ARG, format("%s: sendvals is NULL but %lld bytes are to be sent", a.name, send_bytes));
+  // The library allocates recvvals, so there is no buffer to exchange in place.
+  if (a.sendvals == MPI_IN_PLACE)
+    return fail(MPIX_ERR_ARG, format("%s: sendvals is MPI_IN_PLACE; an SDDE has no in-place form (the library "
+                                     "allocates recvvals)", a.name));
   // A destination listed twice would be two messages from one source.
   std::vector<int> sorted(a.dest, a.dest + n);
   std::sort(sorted.begin(), sorted.end());
@@ -309,13 +313,13 @@ int run(const SddeArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm) {
       a.op == kAlltoallCrs && local_rc == MPIX_SUCCESS ? (long long)a.recvcount * call.recv_layout.size : 0;
   const long long known = call.known_nnz >= 0 ? 1 : 0;
   const long long level = shape.locality == Level::region ? 1 : 0;
-  long long mine[12] = {local_rc != MPIX_SUCCESS, index, -index, -known,
+  long long mine[12] = {local_rc, index, -index, -known,
                         shape.messages, shape.remote_messages, shape.remote_nodes, shape.largest_aggregate,
                         message_bytes, -message_bytes, level, -level};
   long long all[12];
   MPIX_CHECK_MPI(MPI_Allreduce(mine, all, 12, MPI_LONG_LONG, MPI_MAX, comm->lib_comm));
   if (local_rc != MPIX_SUCCESS) return fail(local_rc, local_message);
-  if (all[0]) return fail(MPIX_ERR_ARG, format("%s: another rank rejected its arguments", a.name));
+  if (all[0]) return fail_as_peer((int)all[0], a.name);
   if (all[1] != -all[2])
     return fail(MPIX_ERR_ARG, format("%s: ranks asked for different algorithms (info or environment differ)", a.name));
   if (all[10] != -all[11])
