@@ -58,7 +58,8 @@ static int read_rows(const char* path, int rank, int size, LocalMatrix* a) {
     }
   } while (line[0] == '%');
   long long entries = 0;
-  if (sscanf(line, "%d %d %lld", &a->rows, &a->cols, &entries) != 3) {
+  if (sscanf(line, "%d %d %lld", &a->rows, &a->cols, &entries) != 3 || a->rows < 1 || a->cols < 1 || entries < 0 ||
+      (symmetric && a->rows != a->cols)) {
     fclose(f);
     return 1;
   }
@@ -68,10 +69,12 @@ static int read_rows(const char* path, int rank, int size, LocalMatrix* a) {
   a->row = malloc(capacity * sizeof(int));
   a->col = malloc(capacity * sizeof(int));
   a->val = malloc(capacity * sizeof(double));
-  for (long long k = 0; k < entries && fgets(line, sizeof line, f); ++k) {
+  long long k = 0;
+  for (; k < entries && fgets(line, sizeof line, f); ++k) {
     int i = 0, j = 0;
     double v = 1.0;
-    if (sscanf(line, "%d %d %lf", &i, &j, &v) < 2) continue;
+    /* An entry outside the matrix would index past the arrays sized by it. */
+    if (sscanf(line, "%d %d %lf", &i, &j, &v) < 2 || i < 1 || j < 1 || i > a->rows || j > a->cols) break;
     if (pattern) v = 1.0;
     for (int mirror = 0; mirror < (symmetric && i != j ? 2 : 1); ++mirror) {
       int gi = (mirror ? j : i) - 1, gj = (mirror ? i : j) - 1;
@@ -89,6 +92,12 @@ static int read_rows(const char* path, int rank, int size, LocalMatrix* a) {
     }
   }
   fclose(f);
+  if (k < entries) { /* a bad entry, or fewer than announced */
+    free(a->row);
+    free(a->col);
+    free(a->val);
+    return 1;
+  }
   return 0;
 }
 

@@ -99,7 +99,9 @@ void Info::set(const char* key, const std::string& value) {
     throw std::invalid_argument(std::string("MPIX_Info_set: ") + MPIX_Last_error_message());
 }
 
-Info::~Info() { MPIX_Info_free(&info); }
+Info::~Info() {
+  if (info) MPIX_Info_free(&info);
+}
 
 std::string DenseCase::describe() const {
   std::string text = alltoall ? "alltoall" : "alltoallv";

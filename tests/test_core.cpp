@@ -129,7 +129,13 @@ TEST_CASE("info keys and values", "[info]") {
   CHECK(MPIX_Info_get(info, "mpix_nope", sizeof value, value, &flag) == MPIX_ERR_INFO_KEY);
   CHECK(MPIX_Info_get(info, "mpix_radix", sizeof value, value, nullptr) == MPIX_ERR_ARG);
 
+  CHECK(MPIX_Info_set(info, "mpix_stride", "3") == MPIX_SUCCESS);
+  CHECK(MPIX_Info_get(info, "mpix_stride", 8, nullptr, &flag) == MPIX_ERR_ARG);
+  CHECK(message_has("value is NULL but mpix_stride is set"));
   CHECK(MPIX_Info_free(&info) == MPIX_SUCCESS);
+  CHECK(info == nullptr);
+  CHECK(MPIX_Info_free(&info) == MPIX_ERR_ARG);
+  CHECK(message_has("info is NULL"));
   CHECK(info == nullptr);
   CHECK(MPIX_Info_init(nullptr) == MPIX_ERR_ARG);
 }

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -625,5 +626,33 @@ TEST_CASE("auto chooses ipc_hybrid for large blocks of one node where CMA works,
         wrong += recv[(std::size_t)(peer * bytes + i)] != (char)(peer * 31 + rank);
     CHECK(wrong == 0);
     MPIX_Request_free(&request);
+  }
+}
+
+TEST_CASE("Matrix Market reader: every malformed form is named, a good file read", "[parser]") {
+  const std::string header = "%%MatrixMarket matrix coordinate real general\n";
+  auto read = [](const std::string& text, std::string* error) {
+    std::istringstream in(text);
+    return mpix::workload::read_spmv_needs(in, 2, error);
+  };
+  std::string error;
+  mpix::workload::SpmvNeeds needs = read(header + "% comment\n4 4 2\n1 4 1.0\n4 1 2.0\n", &error);
+  CHECK(error.empty());
+  REQUIRE(needs.size() == 2);
+  CHECK(needs[0].at(1) == std::vector<int>{3});  // rank 0 (rows 0-1) needs column 3 of rank 1
+  const std::pair<std::string, const char*> bad[] = {
+      {"%%MatrixMarket matrix array real general\n4 4\n", "not a readable Matrix Market coordinate file"},
+      {header + "4 x 2\n", "bad size line"},
+      {header + "0 4 1\n1 1 1\n", "bad size line"},
+      {header + "4 4 2\n1 9 1.0\n2 2 1.0\n", "bad entry '1 9 1.0'"},
+      {header + "4 4 2\n0 1 1.0\n2 2 1.0\n", "bad entry"},
+      {header + "4 4 5\n1 1 1.0\n", "truncated: 1 of the 5 entries"},
+      {"%%MatrixMarket matrix coordinate real symmetric\n4 3 1\n1 1 1\n", "symmetric but not square"},
+  };
+  for (const auto& [text, says] : bad) {
+    INFO(text);
+    error.clear();
+    read(text, &error);
+    CHECK(error.find(says) != std::string::npos);
   }
 }

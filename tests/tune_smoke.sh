@@ -39,4 +39,15 @@ if "$@" -n 2 "$tools/mpix-tune" --sizes 16 --iters 1 --ppn 1 --out "$work/no/suc
   echo "mpix-tune exited 0 with an unwritable --out"; exit 1
 fi
 grep -q "cannot write $work/no/such/dir/t.txt" "$work/unwritable.out"
+# The same for a profile, and for an --out that is a directory.
+for mode in --profile ""; do
+  if "$@" -n 2 "$tools/mpix-tune" $mode --sizes 16 --iters 1 --ppn 1 --out "$work" > "$work/dir.out" 2>&1; then
+    echo "mpix-tune $mode exited 0 with a directory as --out"; exit 1
+  fi
+  grep -q "out $work: is a directory" "$work/dir.out"
+done
+if "$@" -n 2 "$tools/mpix-tune" --profile --out "$work/no/such/dir/m.txt" > "$work/unwritable.out" 2>&1; then
+  echo "mpix-tune --profile exited 0 with an unwritable --out"; exit 1
+fi
+grep -q "cannot write $work/no/such/dir/m.txt" "$work/unwritable.out"
 echo "mpix-tune: machine and tuning files written, loaded and followed"

@@ -17,6 +17,7 @@
 
 #include <climits>
 #include <cstdio>
+#include <new>
 #include <string>
 
 #include "bench/bench.hpp"
@@ -69,7 +70,15 @@ int bench_main(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
-  int status = bench_main(argc, argv);
+  int status = 1;
+  try {
+    status = bench_main(argc, argv);
+  } catch (const std::bad_alloc&) {
+    // Out of memory past the agreed buffer allocation: the other ranks may be
+    // inside a collective, so the job ends here, with a message rather than a core.
+    std::fprintf(stderr, "mpix-bench: out of memory\n");
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
   MPI_Finalize();
   return status;
 }

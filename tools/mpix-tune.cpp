@@ -13,6 +13,7 @@
 // The tuning file is rewritten after every cell, so a run that is stopped leaves a
 // file that loads. Every rank parses the same command line.
 #include <mpi.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -442,17 +443,7 @@ int tune_main(const Options& o, MPIX_Comm* comm) {
   std::vector<std::string> rules;
   std::vector<Measured> bests;
   int cell_index = 0, cells = (int)(o.sizes.size() * (o.op == mpix::kAlltoall ? 1 : o.dists.size()));
-  // The file is written after every cell: a place it cannot go stops the run before
-  // any measuring, on every rank.
   const std::string partial = o.out + ".partial";
-  int writable = 1;
-  if (rank == 0) {
-    writable = std::ofstream(partial) ? 1 : 0;
-    std::remove(partial.c_str());
-    if (!writable) std::fprintf(stderr, "mpix-tune: cannot write %s\n", partial.c_str());
-  }
-  MPI_Bcast(&writable, 1, MPI_INT, 0, world);
-  if (!writable) return 1;
   bool written = true;
   if (rank == 0)
     std::printf("%-10s %8s %-28s %12s   %-28s %12s %12s\n", "dist", "S", "measured best", "time_us", "auto (model)",
@@ -563,7 +554,23 @@ int tune(int argc, char** argv) {
     if (comm) MPIX_Comm_free(&comm);
     return 1;
   }
-  int status = o.profile ? profile_main(o, comm) : tune_main(o, comm);
+  // The file is written at the end (a profile) or after every cell (a tuning file,
+  // through FILE.partial): a place it cannot go stops the run before any measuring,
+  // on every rank.
+  int writable = 1;
+  if (rank == 0) {
+    struct stat info;
+    const std::string probe = o.out + ".partial";
+    const bool directory = stat(o.out.c_str(), &info) == 0 && S_ISDIR(info.st_mode);
+    writable = !directory && std::ofstream(probe) ? 1 : 0;
+    std::remove(probe.c_str());
+    if (!writable)
+      std::fprintf(stderr, "mpix-tune: --out %s: %s\n", o.out.c_str(),
+                   directory ? "is a directory" : ("cannot write " + probe).c_str());
+  }
+  MPI_Bcast(&writable, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  int status = 1;
+  if (writable) status = o.profile ? profile_main(o, comm) : tune_main(o, comm);
   MPIX_Comm_free(&comm);
   return status;
 }

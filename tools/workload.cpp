@@ -116,7 +116,8 @@ SpmvNeeds read_spmv_needs(std::istream& in, int size, std::string* error) {
     int r = block_owner((int)rows, size, (int)i), q = block_owner((int)cols, size, (int)j);
     if (q != r) needs[r][q].insert((int)j);
   };
-  for (long long k = 0; k < entries && std::getline(in, line); ++k) {
+  long long k = 0;
+  for (; k < entries && std::getline(in, line); ++k) {
     long long i = 0, j = 0;
     if (!(std::istringstream(line) >> i >> j) || i < 1 || j < 1 || i > rows || j > cols) {
       *error = "bad entry '" + line + "'";
@@ -124,6 +125,10 @@ SpmvNeeds read_spmv_needs(std::istream& in, int size, std::string* error) {
     }
     add(i - 1, j - 1);
     if (symmetric && i != j) add(j - 1, i - 1);
+  }
+  if (k < entries) {
+    *error = "truncated: " + std::to_string(k) + " of the " + std::to_string(entries) + " entries its size line announces";
+    return result;
   }
   for (int r = 0; r < size; ++r)
     for (const auto& kv : needs[r]) result[r][kv.first].assign(kv.second.begin(), kv.second.end());

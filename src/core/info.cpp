@@ -237,7 +237,8 @@ extern "C" int MPIX_Info_get(const MPIX_Info* info, const char* key, int valuele
   auto it = info->values.find(key);
   *flag = it != info->values.end();
   if (!*flag) return MPIX_SUCCESS;
-  if (valuelen < 1 || !value)
+  if (!value) return fail(MPIX_ERR_ARG, format("MPIX_Info_get: value is NULL but %s is set", key));
+  if (valuelen < 1)
     return fail(MPIX_ERR_ARG, format("MPIX_Info_get: valuelen=%d: need a buffer of >= 1 byte", valuelen));
   std::size_t n = std::min<std::size_t>(it->second.size(), (std::size_t)valuelen - 1);
   std::memcpy(value, it->second.data(), n);
@@ -246,7 +247,7 @@ extern "C" int MPIX_Info_get(const MPIX_Info* info, const char* key, int valuele
 }
 
 extern "C" int MPIX_Info_free(MPIX_Info** info) {
-  if (!info) return fail(MPIX_ERR_ARG, "MPIX_Info_free: info is NULL");
+  if (!info || !*info) return fail(MPIX_ERR_ARG, "MPIX_Info_free: info is NULL (freed already?)");
   delete *info;
   *info = nullptr;
   return MPIX_SUCCESS;

@@ -475,7 +475,20 @@ int dense_main(const Options& o, MPIX_Comm* comm, int nodes, int ppn) {
     std::vector<long long> sizes = o.sizes;
     if (o.op == mpix::kAlltoallv && mpix::workload::fixed_sizes(dist)) sizes = {0};
     for (long long S : sizes) {
-      build_workload(o, dist, S, rank, size, &w);
+      // Agreed, so that a rank that cannot hold its buffers stops every rank, none waits.
+      int built = 1, all_built = 0;
+      try {
+        build_workload(o, dist, S, rank, size, &w);
+      } catch (const std::bad_alloc&) {
+        built = 0;
+      }
+      MPI_Allreduce(&built, &all_built, 1, MPI_INT, MPI_MIN, MPIX_Comm_mpi(comm));
+      if (!all_built) {
+        if (rank == 0)
+          std::fprintf(stderr, "\nmpix-bench: out of memory for the send and receive buffers of %s S=%lld on %s "
+                       "rank; try smaller --sizes\n", w.dist.c_str(), S, built ? "another" : "this");
+        return 1;
+      }
       double reference_median = -1;
       // The group's rows wait until it is done, so that the fastest can be marked;
       // meanwhile rank 0 shows progress on stderr.
