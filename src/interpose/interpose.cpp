@@ -115,7 +115,8 @@ bool first_group(MPI_Comm intercomm) {
   return local_first == MPI_UNDEFINED || remote_first == MPI_UNDEFINED || local_first < remote_first;
 }
 
-// One line per communicator, from its rank 0 (of an intercommunicator, of one group).
+// One line per communicator, from its rank 0 (of an intercommunicator, of one
+// group), under MPIX_VERBOSE.
 void report_once(MPI_Comm comm, const std::string& key, const std::string& line) {
   if (!verbose()) return;
   int rank = 0, inter = 0;
@@ -133,9 +134,26 @@ void report_once(MPI_Comm comm, const std::string& key, const std::string& line)
 
 }  // namespace
 
-void report_fallback(MPI_Comm comm, const char* function, const std::string& reason) {
-  report_once(comm, std::string(function) + reason,
-              std::string(function) + ": " + reason + "; calling PMPI_" + (function + 4));
+void report_fallback(MPI_Comm comm, const char* function, const std::string& reason, int rc) {
+  // A hint the user set that mpix cannot follow (a malformed MPIX_ variable, tuning or
+  // machine file) is said even without MPIX_VERBOSE: the run would otherwise look as
+  // if it followed it.
+  // Once per job where it can be: the hints are the same on every rank, so rank 0
+  // of MPI_COMM_WORLD says it.
+  const bool configuration = rc == MPIX_ERR_INFO_KEY || rc == MPIX_ERR_INFO_VALUE || rc == MPIX_ERR_TUNING_FILE;
+  const std::string line = std::string(function) + ": " + reason + "; calling PMPI_" + (function + 4);
+  if (!configuration || verbose()) {
+    report_once(comm, std::string(function) + reason, line);
+    return;
+  }
+  int world_rank = 0;
+  PMPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+  if (world_rank != 0) return;
+  {
+    std::lock_guard<std::mutex> lock(cache_mutex);
+    if (!reported.insert(reason).second) return;
+  }
+  std::fprintf(stderr, "[mpix] interpose: %s (MPIX_VERBOSE=1 shows every call left to MPI)\n", line.c_str());
 }
 
 void report_routed(MPI_Comm comm, const char* function, const std::string& what) {
@@ -168,12 +186,15 @@ MPIX_Comm* mpix_comm_of(MPI_Comm comm, const char* function) {
   // Collective, as the call that got here. The ranks agree on the outcome, so that
   // all of them use mpix on this communicator or none does.
   MPIX_Comm* mpix_comm = nullptr;
-  int ok = MPIX_Comm_init(&mpix_comm, comm) == MPIX_SUCCESS, all_ok = 0;
+  const int rc = MPIX_Comm_init(&mpix_comm, comm);
+  int ok = rc == MPIX_SUCCESS, all_ok = 0;
   std::string why = ok ? "" : MPIX_Last_error_message();
   PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, comm);
   if (!all_ok) {
     if (mpix_comm) MPIX_Comm_free(&mpix_comm);
-    report_fallback(comm, function, "mpix could not set up this communicator" + (why.empty() ? "" : ": " + why));
+    // Only the environment (MPIX_PPN, MPIX_REGION_SIZE, ...) or MPI itself fails the set-up.
+    report_fallback(comm, function, "mpix could not set up this communicator" + (why.empty() ? "" : ": " + why),
+                    MPIX_ERR_INFO_VALUE);
     mpix_comm = kUnusable;
   }
   {
@@ -188,10 +209,9 @@ int alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* re
              MPI_Datatype recvtype, MPI_Comm comm) {
   MPIX_Comm* mpix_comm = mpix_comm_of(comm, "MPI_Alltoall");
   if (mpix_comm) {
-    if (MPIX_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, nullptr, mpix_comm) ==
-        MPIX_SUCCESS)
-      return MPI_SUCCESS;
-    report_fallback(comm, "MPI_Alltoall", MPIX_Last_error_message());
+    const int rc = MPIX_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, nullptr, mpix_comm);
+    if (rc == MPIX_SUCCESS) return MPI_SUCCESS;
+    report_fallback(comm, "MPI_Alltoall", MPIX_Last_error_message(), rc);
   }
   return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }
@@ -201,10 +221,10 @@ int alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[], 
               MPI_Comm comm) {
   MPIX_Comm* mpix_comm = mpix_comm_of(comm, "MPI_Alltoallv");
   if (mpix_comm) {
-    if (MPIX_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
-                       nullptr, mpix_comm) == MPIX_SUCCESS)
-      return MPI_SUCCESS;
-    report_fallback(comm, "MPI_Alltoallv", MPIX_Last_error_message());
+    const int rc = MPIX_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
+                                  nullptr, mpix_comm);
+    if (rc == MPIX_SUCCESS) return MPI_SUCCESS;
+    report_fallback(comm, "MPI_Alltoallv", MPIX_Last_error_message(), rc);
   }
   return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
 }

@@ -17,9 +17,10 @@ bool enabled();
 // MPIX_VERBOSE with `function`'s name. Freed with `comm` or in MPI_Finalize.
 MPIX_Comm* mpix_comm_of(MPI_Comm comm, const char* function);
 
-// Under MPIX_VERBOSE, on rank 0 of `comm` and once per reason: `function` goes to
-// its PMPI_ version because of `reason`.
-void report_fallback(MPI_Comm comm, const char* function, const std::string& reason);
+// Under MPIX_VERBOSE, on rank 0 of `comm` and once per reason, and without it on
+// rank 0 of MPI_COMM_WORLD once per reason where `rc` says a hint of the user's is
+// malformed: `function` goes to its PMPI_ version because of `reason`.
+void report_fallback(MPI_Comm comm, const char* function, const std::string& reason, int rc = MPIX_SUCCESS);
 
 // Under MPIX_VERBOSE, on rank 0 of `comm`, once per function: `what` mpix did.
 void report_routed(MPI_Comm comm, const char* function, const std::string& what);

@@ -39,6 +39,13 @@ std::mutex persistent_mutex;
 std::unordered_map<MPI_Request, Persistent> persistent_requests;  // by placeholder
 std::atomic<int> persistent_count{0};
 std::vector<MPIX_Comm*> released_comms;  // MPI freed their communicator; requests remain
+// Placeholders of freed requests, kept for the next one until MPI_Finalize rather than
+// given back to MPI: MPICH 4.0.2 reuses a freed MPI_Send_init handle for a persistent
+// collective made later and never completes that collective (a program that frees
+// an MPI_Send_init request and then waits on an MPI_Alltoallv_init on another
+// communicator hangs, without mpix too), which is what a collective mpix leaves to
+// MPI beside one of its own would meet.
+std::vector<MPI_Request> spare_placeholders;
 
 // The mpix request behind `request`, or nullptr (elements of an unordered_map keep
 // their address).
@@ -72,12 +79,17 @@ int test_one(Persistent* p, int* flag, MPI_Status* status) {
 }
 
 int make_persistent(MPIX_Request* mpix_request, MPI_Request* request) {
-  int rc = PMPI_Send_init(nullptr, 0, MPI_BYTE, MPI_PROC_NULL, 0, MPI_COMM_SELF, request);
-  if (rc != MPI_SUCCESS) {
-    MPIX_Request_free(&mpix_request);
-    return rc;
-  }
   std::lock_guard<std::mutex> lock(persistent_mutex);
+  if (!spare_placeholders.empty()) {
+    *request = spare_placeholders.back();
+    spare_placeholders.pop_back();
+  } else {
+    int rc = PMPI_Send_init(nullptr, 0, MPI_BYTE, MPI_PROC_NULL, 0, MPI_COMM_SELF, request);
+    if (rc != MPI_SUCCESS) {
+      MPIX_Request_free(&mpix_request);
+      return rc;
+    }
+  }
   persistent_requests[*request] = Persistent{mpix_request, false};
   ++persistent_count;
   return MPI_SUCCESS;
@@ -151,6 +163,8 @@ void free_all_persistent() {
   }
   persistent_requests.clear();
   persistent_count = 0;
+  for (MPI_Request& placeholder : spare_placeholders) PMPI_Request_free(&placeholder);
+  spare_placeholders.clear();
   free_released_comms();
 }
 
@@ -192,12 +206,13 @@ int MPI_Alltoall_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                              : mpix_comm_of(comm, "MPI_Alltoall_init");
   if (mpix_comm) {
     MPIX_Request* mpix_request = nullptr;
-    if (MPIX_Alltoall_plan(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, nullptr, mpix_comm,
-                           &mpix_request) == MPIX_SUCCESS) {
+    const int rc = MPIX_Alltoall_plan(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, nullptr, mpix_comm,
+                                      &mpix_request);
+    if (rc == MPIX_SUCCESS) {
       report_routed(comm, "MPI_Alltoall_init", "an mpix persistent request");
       return make_persistent(mpix_request, request);
     }
-    report_fallback(comm, "MPI_Alltoall_init", MPIX_Last_error_message());
+    report_fallback(comm, "MPI_Alltoall_init", MPIX_Last_error_message(), rc);
   }
   return PMPI_Alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
 }
@@ -210,12 +225,13 @@ int MPI_Alltoallv_init(const void* sendbuf, const int sendcounts[], const int sd
                              : mpix_comm_of(comm, "MPI_Alltoallv_init");
   if (mpix_comm) {
     MPIX_Request* mpix_request = nullptr;
-    if (MPIX_Alltoallv_plan(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
-                            nullptr, mpix_comm, &mpix_request) == MPIX_SUCCESS) {
+    const int rc = MPIX_Alltoallv_plan(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
+                                       nullptr, mpix_comm, &mpix_request);
+    if (rc == MPIX_SUCCESS) {
       report_routed(comm, "MPI_Alltoallv_init", "an mpix persistent request");
       return make_persistent(mpix_request, request);
     }
-    report_fallback(comm, "MPI_Alltoallv_init", MPIX_Last_error_message());
+    report_fallback(comm, "MPI_Alltoallv_init", MPIX_Last_error_message(), rc);
   }
   return PMPI_Alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm,
                              info, request);
@@ -270,11 +286,26 @@ int MPI_Testall(int count, MPI_Request requests[], int* flag, MPI_Status statuse
     if (one_rc != MPI_SUCCESS) rc = one_rc;
     mine_done &= done;
   }
-  // All or nothing, as MPI_Testall: the others are only tested once ours are done.
+  // All or nothing, as MPI_Testall: the others are only looked at once ours are
+  // done, and completed (PMPI_Waitall, which returns at once) only when all are.
+  // Not PMPI_Testall: MPICH 4.0.2's fails a completed persistent collective with
+  // MPI_ERR_IN_STATUS, fatal under the default handler, and one that mpix left to
+  // MPI (an intercommunicator, a hint it cannot follow) sits beside ours here.
   int others_done = 0;
   if (mine_done) {
-    int one_rc = PMPI_Testall(count, split.others.data(), &others_done, split.statuses.data());
-    if (one_rc != MPI_SUCCESS) rc = one_rc;
+    others_done = 1;
+    for (int i = 0; i < count && others_done; ++i) {
+      int done = 1;
+      if (!split.mine[i] && split.others[i] != MPI_REQUEST_NULL) {
+        int one_rc = PMPI_Request_get_status(split.others[i], &done, MPI_STATUS_IGNORE);
+        if (one_rc != MPI_SUCCESS) rc = one_rc;
+      }
+      others_done &= done;
+    }
+    if (others_done) {
+      int one_rc = PMPI_Waitall(count, split.others.data(), split.statuses.data());
+      if (one_rc != MPI_SUCCESS) rc = one_rc;
+    }
   }
   *flag = mine_done && others_done;
   if (*flag) {
@@ -355,10 +386,11 @@ int MPI_Request_free(MPI_Request* request) {
     --persistent_count;
   }
   int rc = mpi_code(MPIX_Request_free(&mpix_request));
-  int placeholder_rc = PMPI_Request_free(request);
   std::lock_guard<std::mutex> lock(persistent_mutex);
+  spare_placeholders.push_back(*request);  // see spare_placeholders
+  *request = MPI_REQUEST_NULL;
   free_released_comms();
-  return rc != MPI_SUCCESS ? rc : placeholder_rc;
+  return rc;
 }
 
 }  // extern "C"

@@ -119,9 +119,10 @@ int Regions::init(MPI_Comm parent, Locality& locality, int ranks_per_region) {
   if (malformed) return malformed_region_size(std::getenv("MPIX_REGION_SIZE"));
   if (all[2]) return fail(MPIX_ERR_ARG, "regions: another rank has a malformed MPIX_REGION_SIZE");
   if (all[0] != -all[1])
-    return fail(MPIX_ERR_ARG, format("regions: ranks differ in ranks_per_region (here %d, elsewhere up to %d): "
-                                     "MPIX_REGION_SIZE or MPIX_Comm_update_regions must be the same on all ranks",
-                                     mine[0], all[0]));
+    return fail(MPIX_ERR_ARG, format("regions: ranks differ in ranks_per_region: %d here, from %d to %d over all "
+                                     "ranks (0: none given); MPIX_REGION_SIZE or MPIX_Comm_update_regions must be "
+                                     "the same on all ranks",
+                                     mine[0], -all[1], all[0]));
   ranks_per_region_ = mine[0];
   MPIX_TRY(locality.node_comm(&node_));
   const int local_size = locality.local_size();

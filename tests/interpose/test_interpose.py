@@ -101,6 +101,15 @@ def mode_c(interposer, program, launcher):
     if mpix_lines(stderr):
         sys.exit(f"FAIL: MPIX_INTERPOSE=0 still routes through mpix:\n{stderr}")
     print("ok: MPIX_INTERPOSE=0: no [mpix] line")
+    # A hint mpix cannot follow: MPI does the work, and rank 0 says so once, also
+    # without MPIX_VERBOSE.
+    typo = {"LD_PRELOAD": interposer, "MPIX_ALLTOALLV_ALGORITHM": "fast"}
+    lines, stderr = run(launcher, 3, program, [], typo)
+    compare("C, MPIX_ALLTOALLV_ALGORITHM=fast", forward, lines)
+    said = [line for line in mpix_lines(stderr) if "MPIX_ALLTOALLV_ALGORITHM (environment)=fast" in line]
+    if len(said) != 1 or "calling PMPI_Alltoallv" not in said[0]:
+        sys.exit(f"FAIL: a malformed MPIX_ALLTOALLV_ALGORITHM is not said once:\n{stderr}")
+    print("ok: a malformed hint is said once without MPIX_VERBOSE")
 
 
 def mode_fortran(interposer, fortran_compiler, launcher):
