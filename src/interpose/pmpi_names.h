@@ -56,13 +56,16 @@
 #define MPI_Type_commit PMPI_Type_commit
 #define MPI_Type_contiguous PMPI_Type_contiguous
 #define MPI_Type_create_hindexed PMPI_Type_create_hindexed
+#define MPI_Type_create_keyval PMPI_Type_create_keyval
 #define MPI_Type_free PMPI_Type_free
+#define MPI_Type_get_attr PMPI_Type_get_attr
 #define MPI_Type_get_contents PMPI_Type_get_contents
 #define MPI_Type_get_contents_c PMPI_Type_get_contents_c
 #define MPI_Type_get_envelope PMPI_Type_get_envelope
 #define MPI_Type_get_envelope_c PMPI_Type_get_envelope_c
 #define MPI_Type_get_extent PMPI_Type_get_extent
 #define MPI_Type_get_true_extent PMPI_Type_get_true_extent
+#define MPI_Type_set_attr PMPI_Type_set_attr
 #define MPI_Type_size_x PMPI_Type_size_x
 #define MPI_Unpack PMPI_Unpack
 #define MPI_Wait PMPI_Wait
