@@ -737,6 +737,83 @@ TEST_CASE("ipc_hybrid: direct copies, CMA off, disagreeing sizes", "[ipc]") {
 // Memory types and device buffers. Host memory is always recognised as such (also
 // in CUDA builds on a machine without a GPU or driver: not an error). The device
 // part needs a GPU: without one it says why and checks nothing more.
+// MPI_BOTTOM (NULL in MPICH and Open MPI) with absolute addresses is legal MPI: in
+// the displacements (alltoallv_c) or in the datatype (alltoall, a type whose lower
+// bound is an address); a NULL with relative displacements is refused.
+TEST_CASE("MPI_BOTTOM with absolute addresses, every algorithm", "[bottom]") {
+  const int size = harness::world_size(), rank = harness::world_rank();
+  const int block = 3;
+  Comm guard;
+  std::vector<int> send((std::size_t)size * block), recv((std::size_t)size * block);
+  for (int j = 0; j < size; ++j)
+    for (int k = 0; k < block; ++k) send[(std::size_t)j * block + k] = rank * 1000 + j * 10 + k;
+  auto received_right = [&] {
+    bool ok = true;
+    for (int i = 0; i < size; ++i)
+      for (int k = 0; k < block; ++k) ok = ok && recv[(std::size_t)i * block + k] == i * 1000 + rank * 10 + k;
+    return ok;
+  };
+  auto address = [](const void* p) {
+    MPI_Aint a = 0;
+    MPI_Get_address(p, &a);
+    return a;
+  };
+  std::vector<MPI_Count> counts(size, block);
+  std::vector<MPI_Aint> sdispls(size), rdispls(size);
+  for (int j = 0; j < size; ++j) {  // in units of the extent of MPI_INT
+    sdispls[j] = address(&send[(std::size_t)j * block]) / (MPI_Aint)sizeof(int);
+    rdispls[j] = address(&recv[(std::size_t)j * block]) / (MPI_Aint)sizeof(int);
+  }
+  for (const std::string& name : mpix::algorithm_names(mpix::kAlltoallv)) {
+    INFO("alltoallv_c " << name);
+    harness::Info info{{"mpix_alltoallv_algorithm", name}};
+    std::fill(recv.begin(), recv.end(), -1);
+    int rc = MPIX_Alltoallv_c(MPI_BOTTOM, counts.data(), sdispls.data(), MPI_INT, MPI_BOTTOM, counts.data(),
+                              rdispls.data(), MPI_INT, info.info, guard.comm);
+    if (name == "ipc_hybrid" && all_ranks(rc == MPIX_ERR_UNSUPPORTED)) continue;
+    CHECK(all_ranks(rc == MPIX_SUCCESS && received_right()));
+  }
+  {
+    MPIX_Request* request = nullptr;
+    REQUIRE(MPIX_Alltoallv_plan_c(MPI_BOTTOM, counts.data(), sdispls.data(), MPI_INT, MPI_BOTTOM, counts.data(),
+                                  rdispls.data(), MPI_INT, nullptr, guard.comm, &request) == MPIX_SUCCESS);
+    for (int start = 0; start < 2; ++start) {
+      std::fill(recv.begin(), recv.end(), -1);
+      REQUIRE(MPIX_Start(request) == MPIX_SUCCESS);
+      REQUIRE(MPIX_Wait(request, MPI_STATUS_IGNORE) == MPIX_SUCCESS);
+      CHECK(all_ranks(received_right()));
+    }
+    MPIX_Request_free(&request);
+  }
+  // Alltoall: block j of a type whose lower bound is the first block's address.
+  MPI_Datatype send_type, recv_type, send_block, recv_block;
+  const int lengths[1] = {block};
+  MPI_Aint send_at[1] = {address(send.data())}, recv_at[1] = {address(recv.data())};
+  MPI_Type_create_hindexed(1, lengths, send_at, MPI_INT, &send_block);
+  MPI_Type_create_hindexed(1, lengths, recv_at, MPI_INT, &recv_block);
+  MPI_Type_create_resized(send_block, send_at[0], block * (MPI_Aint)sizeof(int), &send_type);
+  MPI_Type_create_resized(recv_block, recv_at[0], block * (MPI_Aint)sizeof(int), &recv_type);
+  MPI_Type_commit(&send_type);
+  MPI_Type_commit(&recv_type);
+  for (const std::string& name : mpix::algorithm_names(mpix::kAlltoall)) {
+    INFO("alltoall " << name);
+    harness::Info info{{"mpix_alltoall_algorithm", name}};
+    std::fill(recv.begin(), recv.end(), -1);
+    int rc = MPIX_Alltoall(MPI_BOTTOM, 1, send_type, MPI_BOTTOM, 1, recv_type, info.info, guard.comm);
+    if (name == "ipc_hybrid" && all_ranks(rc == MPIX_ERR_UNSUPPORTED)) continue;
+    CHECK(all_ranks(rc == MPIX_SUCCESS && received_right()));
+  }
+  for (MPI_Datatype* t : {&send_type, &recv_type, &send_block, &recv_block}) MPI_Type_free(t);
+  // NULL with displacements relative to a buffer: a mistake, named.
+  std::vector<MPI_Aint> relative(size);
+  for (int j = 0; j < size; ++j) relative[j] = (MPI_Aint)j * block;
+  int rc = MPIX_Alltoallv_c(send.data(), counts.data(), relative.data(), MPI_INT, nullptr, counts.data(),
+                            relative.data(), MPI_INT, nullptr, guard.comm);
+  CHECK(all_ranks(rc == MPIX_ERR_ARG));
+  CHECK(message_has("recvbuf is NULL but"));
+  CHECK(message_has("MPI_BOTTOM takes absolute addresses"));
+}
+
 TEST_CASE("memory types; device buffers through every algorithm", "[device]") {
   std::vector<int> host(16);
   CHECK(mpix::memory_type(host.data()) == mpix::MemoryType::host);

@@ -14,6 +14,8 @@ namespace mpix {
 
 namespace {
 
+constexpr long long kLowestMappedAddress = 65536;
+
 // Checks one side (send or receive) of the call and describes it.
 int check_side(const DenseArgs& a, bool send, int size, MPI_Comm lib_comm, BufferSide* side) {
   const char* counts_name = send ? (a.op == kAlltoall ? "sendcount" : "sendcounts") : (a.op == kAlltoall ? "recvcount" : "recvcounts");
@@ -54,11 +56,20 @@ int check_side(const DenseArgs& a, bool send, int size, MPI_Comm lib_comm, Buffe
       side->displs[i] = displs[i];
     }
   }
-  long long bytes = 0;
-  for (int i = 0; i < size; ++i) bytes += side->block_bytes(i);
-  if (!buf && bytes > 0)
-    return fail(MPIX_ERR_ARG, format("%s: %s is NULL but %lld bytes are to be %s", a.name,
-                                     send ? "sendbuf" : "recvbuf", bytes, send ? "sent" : "received"));
+  long long bytes = 0, lowest = LLONG_MAX;
+  for (int i = 0; i < size; ++i) {
+    bytes += side->block_bytes(i);
+    if (side->block_bytes(i) > 0)  // the block's lowest byte: its first element's, or its last's (negative extent)
+      lowest = std::min(lowest, (long long)side->displs[i] * side->layout.extent + side->layout.true_lb +
+                                    std::min(0LL, (long long)(side->counts[i] - 1) * side->layout.extent));
+  }
+  // NULL is MPI_BOTTOM in MPICH and Open MPI: legal where the displacements or the
+  // datatype hold absolute addresses (MPI_Get_address). Data that would lie in the
+  // first 64 KiB, which Linux never maps (vm.mmap_min_addr), is a NULL by mistake.
+  if (!buf && bytes > 0 && lowest < kLowestMappedAddress)
+    return fail(MPIX_ERR_ARG, format("%s: %s is NULL but %lld bytes are to be %s (as MPI_BOTTOM its data would start "
+                                     "at address %lld; MPI_BOTTOM takes absolute addresses)",
+                                     a.name, send ? "sendbuf" : "recvbuf", bytes, send ? "sent" : "received", lowest));
   side->buf = (char*)buf;
   return MPIX_SUCCESS;
 }
