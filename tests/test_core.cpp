@@ -812,6 +812,13 @@ TEST_CASE("MPI_BOTTOM with absolute addresses, every algorithm", "[bottom]") {
   CHECK(all_ranks(rc == MPIX_ERR_ARG));
   CHECK(message_has("recvbuf is NULL but"));
   CHECK(message_has("MPI_BOTTOM takes absolute addresses"));
+  // The same far from address 0 (400 KB on): no page there is mapped.
+  std::vector<MPI_Aint> far(relative);
+  for (MPI_Aint& displ : far) displ += 100000;
+  rc = MPIX_Alltoallv_c(send.data(), counts.data(), relative.data(), MPI_INT, nullptr, counts.data(), far.data(),
+                        MPI_INT, nullptr, guard.comm);
+  CHECK(all_ranks(rc == MPIX_ERR_ARG));
+  CHECK(message_has("recvbuf is NULL but"));
 }
 
 TEST_CASE("memory types; device buffers through every algorithm", "[device]") {

@@ -2,8 +2,13 @@
 // and the comparisons plan reuse makes (dense_args.hpp).
 #include "dense_args.hpp"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <climits>
+#include <cstdint>
 #include <cstdlib>
 
 #include "breakdown.hpp"
@@ -15,6 +20,15 @@ namespace mpix {
 namespace {
 
 constexpr long long kLowestMappedAddress = 65536;
+
+// Whether the page of `address` is mapped in this process (mincore fails with
+// ENOMEM on an unmapped one).
+bool mapped(long long address) {
+  const long page = sysconf(_SC_PAGESIZE);
+  unsigned char resident = 0;
+  void* start = reinterpret_cast<void*>((uintptr_t)address & ~(uintptr_t)(page - 1));
+  return mincore(start, 1, &resident) == 0 || errno != ENOMEM;
+}
 
 // Checks one side (send or receive) of the call and describes it.
 int check_side(const DenseArgs& a, bool send, int size, MPI_Comm lib_comm, BufferSide* side) {
@@ -56,17 +70,21 @@ int check_side(const DenseArgs& a, bool send, int size, MPI_Comm lib_comm, Buffe
       side->displs[i] = displs[i];
     }
   }
-  long long bytes = 0, lowest = LLONG_MAX;
+  long long bytes = 0, lowest = LLONG_MAX, highest = LLONG_MIN;
   for (int i = 0; i < size; ++i) {
     bytes += side->block_bytes(i);
-    if (side->block_bytes(i) > 0)  // the block's lowest byte: its first element's, or its last's (negative extent)
-      lowest = std::min(lowest, (long long)side->displs[i] * side->layout.extent + side->layout.true_lb +
-                                    std::min(0LL, (long long)(side->counts[i] - 1) * side->layout.extent));
+    if (side->block_bytes(i) == 0) continue;
+    // The block's first and last element (the other way round for a negative extent).
+    const long long first = (long long)side->displs[i] * side->layout.extent + side->layout.true_lb;
+    const long long last = first + (long long)(side->counts[i] - 1) * side->layout.extent;
+    lowest = std::min({lowest, first, last});
+    highest = std::max({highest, first + side->layout.true_extent - 1, last + side->layout.true_extent - 1});
   }
   // NULL is MPI_BOTTOM in MPICH and Open MPI: legal where the displacements or the
   // datatype hold absolute addresses (MPI_Get_address). Data that would lie in the
-  // first 64 KiB, which Linux never maps (vm.mmap_min_addr), is a NULL by mistake.
-  if (!buf && bytes > 0 && lowest < kLowestMappedAddress)
+  // first 64 KiB, which Linux never maps (vm.mmap_min_addr), or whose first or last
+  // byte is in no mapped page, is a NULL by mistake: refused rather than written.
+  if (!buf && bytes > 0 && (lowest < kLowestMappedAddress || !mapped(lowest) || !mapped(highest)))
     return fail(MPIX_ERR_ARG, format("%s: %s is NULL but %lld bytes are to be %s (as MPI_BOTTOM its data would start "
                                      "at address %lld; MPI_BOTTOM takes absolute addresses)",
                                      a.name, send ? "sendbuf" : "recvbuf", bytes, send ? "sent" : "received", lowest));
