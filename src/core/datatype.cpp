@@ -53,9 +53,9 @@ void charge_copy(long long bytes) {
 
 namespace {
 
-// Decoding a derived type's constructors costs about 0.8 us (MPICH 4.0, a resized
-// contiguous type), twice per call; the answer stays with the type as an attribute, which
-// MPI deletes when the type is freed, so a handle MPI reuses never sees a stale one.
+// Decoding a derived type's constructors takes MPI calls and allocations per
+// constructor, twice per exchange; the answer stays with the type as an attribute,
+// which MPI deletes when the type is freed, so a handle MPI reuses never sees a stale one.
 // Per rank (SMPI privatizes statics); created on first use, freed by MPI_Finalize.
 int in_order_keyval() {
   static const int keyval = [] {

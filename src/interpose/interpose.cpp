@@ -115,6 +115,15 @@ bool first_group(MPI_Comm intercomm) {
   return local_first == MPI_UNDEFINED || remote_first == MPI_UNDEFINED || local_first < remote_first;
 }
 
+// `line` on stderr, once per `key` in this process.
+void print_once(const std::string& key, const std::string& line) {
+  {
+    std::lock_guard<std::mutex> lock(cache_mutex);
+    if (!reported.insert(key).second) return;
+  }
+  std::fprintf(stderr, "[mpix] interpose: %s\n", line.c_str());
+}
+
 // One line per communicator, from its rank 0 (of an intercommunicator, of one
 // group), under MPIX_VERBOSE.
 void report_once(MPI_Comm comm, const std::string& key, const std::string& line) {
@@ -125,11 +134,7 @@ void report_once(MPI_Comm comm, const std::string& key, const std::string& line)
     PMPI_Comm_test_inter(comm, &inter);
   }
   if (rank != 0 || (inter && !first_group(comm))) return;
-  {
-    std::lock_guard<std::mutex> lock(cache_mutex);
-    if (!reported.insert(key).second) return;
-  }
-  std::fprintf(stderr, "[mpix] interpose: %s\n", line.c_str());
+  print_once(key, line);
 }
 
 }  // namespace
@@ -148,12 +153,7 @@ void report_fallback(MPI_Comm comm, const char* function, const std::string& rea
   }
   int world_rank = 0;
   PMPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
-  if (world_rank != 0) return;
-  {
-    std::lock_guard<std::mutex> lock(cache_mutex);
-    if (!reported.insert(reason).second) return;
-  }
-  std::fprintf(stderr, "[mpix] interpose: %s (MPIX_VERBOSE=1 shows every call left to MPI)\n", line.c_str());
+  if (world_rank == 0) print_once(reason, line + " (MPIX_VERBOSE=1 shows every call left to MPI)");
 }
 
 void report_routed(MPI_Comm comm, const char* function, const std::string& what) {

@@ -19,7 +19,7 @@ namespace mpix {
 static int malformed_region_size(const char* text) {
   long long value = 0;
   return fail(MPIX_ERR_ARG, format(parse_integer(text, &value) ? "MPIX_REGION_SIZE=%s (environment): out of range "
-                                                                 "(at most 2147483647)"
+                                                                 "(an int: at most 2147483647)"
                                                                : "MPIX_REGION_SIZE=%s (environment): not an integer",
                                    text));
 }
