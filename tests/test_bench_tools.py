@@ -106,9 +106,51 @@ def test_peers():
               all(got[p]["payload_bytes"] == got["pmpi"]["payload_bytes"] for p in simulate.PEERS if p in got))
     out, rows = run_bench(["--algorithms", "peer:nonsense"])
     check("an unknown peer is refused", out.returncode != 0 and "peer:scattered32" in out.stderr, out.stderr[-300:])
+    for repeated in (["--sizes", "16", "--sizes", "32"], ["--op", "alltoall", "--op=alltoallv"]):
+        out, rows = run_bench(repeated)
+        check("a repeated %s is refused" % repeated[0],
+              out.returncode != 0 and ("%s given twice" % repeated[0]) in out.stderr and not rows, out.stderr[-300:])
     # Constant blocks: every rank sends and receives P - 1 messages.
     st = workload.stats("constant", 16, 8, 4)
     check("a direct exchange's messages per rank", st["max_rank_messages"] == 2 * 7, st)
+
+
+def test_platform_checks():
+    """A sidecar that does not describe its XML is refused by name before anything runs."""
+    import json
+    source = os.path.join(ROOT, "bench", "platforms")
+    good = json.load(open(os.path.join(source, "fatnode.json")))
+    xml = open(os.path.join(source, good["xml"])).read()
+    saved = simulate.PLATFORM_DIR
+    with tempfile.TemporaryDirectory() as tmp:
+        simulate.PLATFORM_DIR = tmp
+        try:
+            def verdict(plat, text=xml):
+                with open(os.path.join(tmp, good["xml"]), "w") as f:
+                    f.write(text)
+                with open(os.path.join(tmp, "p.json"), "w") as f:
+                    json.dump(plat, f)
+                try:
+                    simulate.load_platform("p")
+                    return ""
+                except simulate.PlatformError as e:
+                    return str(e)
+            check("a generated sidecar passes", verdict(good) == "", verdict(good))
+            cases = (("hosts", 0, "'hosts' missing"), ("hosts", 128, "'hosts' is 128 but"),
+                     ("injection_bandwidth", "12GBps", "'injection_bandwidth' missing or not a number"),
+                     ("send_overhead", -1, "'send_overhead' missing or not a number"),
+                     ("bisection", {"2": [1, 1]}, 'bisection["3"]'), ("xml", "none.xml", "none.xml not found"))
+            for key, value, expected in cases:
+                got = verdict(dict(good, **{key: value}))
+                check("sidecar %s = %r is refused" % (key, value), expected in got and "p.json" in got, got)
+            got = verdict(good, xml.replace('prefix="node-"', 'prefix="host-"'))
+            check("hosts the hostfile cannot name are refused", "no node-0" in got, got)
+            got = verdict(good, xml.replace('radical="0-255"', 'radical="0-x"'))
+            check("a malformed radical is refused", "radical '0-x'" in got, got)
+            got = verdict(good, xml.replace("</platform>", ""))
+            check("an XML that does not parse is refused", "xml: fatnode.xml:" in got, got)
+        finally:
+            simulate.PLATFORM_DIR = saved
 
 
 def test_breakdown():
@@ -326,7 +368,7 @@ def test_selector_rows_are_plain_calls():
 
 for test in (test_selector_rows_are_plain_calls, test_lower_bound, test_workload_against_mpix_bench, test_resume_keys, test_plans, test_report, test_peers,
              test_breakdown, test_floors, test_auto_row, test_only_sizes, test_only_algorithms, test_timeout_wins,
-             test_headroom, test_losses_count_auto):
+             test_headroom, test_losses_count_auto, test_platform_checks):
     try:
         test()
     except Exception as e:  # a crash of one test is its failure, the others still run

@@ -216,6 +216,8 @@ std::vector<std::string> parameter_keys() {
 
 // Empty on success, else what is wrong with the command line.
 std::string parse_options(int argc, char** argv, Options* o) {
+  // A valued option given twice was the last one silently; --set is per key.
+  std::set<std::string> given;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i], value;
     bool has_value = false;
@@ -251,6 +253,10 @@ std::string parse_options(int argc, char** argv, Options* o) {
         std::end(valued))
       return "unknown option '" + std::string(argv[i]) + "'";
     if (!need()) return arg + " needs a value";
+    if (arg != "--set" && !given.insert(arg).second) {
+      bool list = arg == "--algorithms" || arg == "--sizes" || arg == "--dist" || arg == "--matrix" || arg == "--pattern";
+      return arg + " given twice" + (list ? " (several values go in one list: " + arg + " A,B)" : "");
+    }
     long long number = 0;
     if (arg == "--op") {
       if (value == "alltoall") o->op = mpix::kAlltoall;
