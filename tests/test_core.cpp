@@ -3,6 +3,7 @@
 // request semantics, isolation of the library's traffic, the scratch pool.
 #include <catch2/catch.hpp>
 #include <algorithm>
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <unistd.h>
@@ -498,6 +499,11 @@ TEST_CASE("locality: detection, emulation, a smaller last node", "[locality]") {
     CHECK(MPIX_Comm_init(&bad, MPI_COMM_WORLD) == MPIX_ERR_ARG);
     CHECK(message_has("MPIX_PPN=two"));
     CHECK(bad == nullptr);
+    // Below INT_MIN: refused, not wrapped (-4294967295 had become ppn 1).
+    setenv("MPIX_PPN", "-4294967295", 1);
+    CHECK(MPIX_Comm_init(&bad, MPI_COMM_WORLD) == MPIX_ERR_ARG);
+    CHECK(message_has("MPIX_PPN=-4294967295 (environment): out of range"));
+    CHECK(bad == nullptr);
   }
   if (saved) setenv("MPIX_PPN", saved_value.c_str(), 1);
   else unsetenv("MPIX_PPN");
@@ -936,6 +942,10 @@ TEST_CASE("regions: detection, emulation, agreement", "[regions]") {
     CHECK(rc == MPIX_ERR_ARG);
     CHECK(message_has("ranks_per_region"));
   }
+  // Any value <= 0 restores detection, INT_MIN too (it was once the marker of a
+  // malformed MPIX_REGION_SIZE, and read an unset variable).
+  CHECK(MPIX_Comm_update_regions(guard.comm, INT_MIN) == MPIX_SUCCESS);
+  CHECK(guard.comm->regions.ranks_per_region() == 0);
   // Still usable, and the layout survives a node update.
   REQUIRE(MPIX_Comm_update_regions(guard.comm, 1) == MPIX_SUCCESS);
   REQUIRE(MPIX_Comm_update_locality(guard.comm, 2) == MPIX_SUCCESS);
@@ -949,7 +959,12 @@ TEST_CASE("regions: detection, emulation, agreement", "[regions]") {
   setenv("MPIX_REGION_SIZE", "two", 1);
   MPIX_Comm* bad = nullptr;
   CHECK(MPIX_Comm_init(&bad, MPI_COMM_WORLD) == MPIX_ERR_ARG);
-  CHECK(message_has("MPIX_REGION_SIZE"));
+  CHECK(message_has("MPIX_REGION_SIZE=two (environment): not an integer"));
+  CHECK(bad == nullptr);
+  // Only one rank's value is malformed: every rank fails, that one with its value.
+  setenv("MPIX_REGION_SIZE", rank == 0 ? "-2147483649" : "2", 1);
+  CHECK(MPIX_Comm_init(&bad, MPI_COMM_WORLD) == MPIX_ERR_ARG);
+  CHECK(message_has(rank == 0 ? "MPIX_REGION_SIZE=-2147483649 (environment): out of range" : "malformed MPIX_REGION_SIZE"));
   CHECK(bad == nullptr);
   setenv("MPIX_REGION_SIZE", "2", 1);
   Comm from_env;

@@ -11,19 +11,6 @@
 
 using namespace mpix;
 
-static int ppn_from_environment(int* ppn) {
-  *ppn = 0;
-  const char* text = std::getenv("MPIX_PPN");
-  if (!text || !*text) return MPIX_SUCCESS;
-  long long value = 0;
-  if (!parse_integer(text, &value))
-    return fail(MPIX_ERR_ARG, format("MPIX_PPN=%s (environment): not an integer", text));
-  if (value > INT32_MAX)
-    return fail(MPIX_ERR_ARG, format("MPIX_PPN=%s (environment): too large (at most 2147483647)", text));
-  *ppn = (int)value;
-  return MPIX_SUCCESS;
-}
-
 // The node layout is agreed (API.md): every rank gives the same ppn (0: detected,
 // and detection itself gives every rank the same tables), or all fail together, as
 // they do when any rank failed before (so no rank enters Locality::init's
@@ -54,7 +41,7 @@ extern "C" int MPIX_Comm_init(MPIX_Comm** comm, MPI_Comm mpi_comm) {
     return fail(MPIX_ERR_UNSUPPORTED, "MPIX_Comm_init: mpi_comm is an intercommunicator; the exchanges are "
                                       "defined on intracommunicators only");
   int ppn = 0;
-  int rc = ppn_from_environment(&ppn);
+  int rc = int_from_environment("MPIX_PPN", &ppn);
 #ifdef MPIX_SIMULATED
   double bandwidth = 0;
   if (rc == MPIX_SUCCESS) rc = copy_bandwidth_from_environment(&bandwidth);
@@ -74,11 +61,14 @@ extern "C" int MPIX_Comm_init(MPIX_Comm** comm, MPI_Comm mpi_comm) {
   if (has_tag_ub && *tag_ub >= 32767) c->tag_slots = ((unsigned long long)*tag_ub + 1) / 8;
   rc = agree_layout(c->lib_comm, "MPIX_Comm_init", rc, ppn);
   if (rc == MPIX_SUCCESS) rc = c->locality.init(c->lib_comm, ppn);
-  // Regions come after the nodes; the environment is read on every rank so that
-  // all take part in the agreement even when one has a malformed value.
-  int ranks_per_region = 0;
-  region_size_from_environment(&ranks_per_region);  // a malformed value fails in init, everywhere
-  if (rc == MPIX_SUCCESS) rc = c->regions.init(c->lib_comm, c->locality, ranks_per_region);
+  // Regions come after the nodes (a failure above is agreed, so every rank skips
+  // them). Every rank reads the environment and takes part in the regions'
+  // agreement, so that a malformed value on one rank fails all together.
+  if (rc == MPIX_SUCCESS) {
+    int ranks_per_region = 0;
+    const int region_rc = int_from_environment("MPIX_REGION_SIZE", &ranks_per_region);
+    rc = c->regions.init(c->lib_comm, c->locality, ranks_per_region, region_rc);
+  }
   if (rc == MPIX_SUCCESS) rc = choose_carry_pattern(c);
   if (rc != MPIX_SUCCESS) {
     MPIX_Comm_free(&c);

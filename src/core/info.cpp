@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <cctype>
+#include <climits>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -60,6 +61,18 @@ bool parse_integer(const std::string& text, long long* value) {
   if (errno != 0 || *end != '\0') return false;
   *value = parsed;
   return true;
+}
+
+int int_from_environment(const char* name, int* value) {
+  *value = 0;
+  const char* text = std::getenv(name);
+  if (!text || !*text) return MPIX_SUCCESS;
+  long long parsed = 0;
+  if (!parse_integer(text, &parsed)) return fail(MPIX_ERR_ARG, format("%s=%s (environment): not an integer", name, text));
+  if (parsed > INT_MAX || parsed < INT_MIN)
+    return fail(MPIX_ERR_ARG, format("%s=%s (environment): out of range (an int: %d..%d)", name, text, INT_MIN, INT_MAX));
+  *value = (int)parsed;
+  return MPIX_SUCCESS;
 }
 
 bool parse_seed(const std::string& text, unsigned long long* value) {

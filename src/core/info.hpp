@@ -74,6 +74,10 @@ unsigned long long environment_fingerprint();
 
 // Parses a decimal integer filling the whole string.
 bool parse_integer(const std::string& text, long long* value);
+// The int in environment variable `name`: 0 when unset or empty. Else
+// MPIX_ERR_ARG naming the variable, its value and why (not an integer; not an int,
+// with the range), *value left 0.
+int int_from_environment(const char* name, int* value);
 // A seed: any integer from -2^63 to 2^64-1; a negative one is taken modulo 2^64.
 bool parse_seed(const std::string& text, unsigned long long* value);
 

@@ -16,27 +16,6 @@
 
 namespace mpix {
 
-static int malformed_region_size(const char* text) {
-  long long value = 0;
-  return fail(MPIX_ERR_ARG, format(parse_integer(text, &value) ? "MPIX_REGION_SIZE=%s (environment): out of range "
-                                                                 "(an int: at most 2147483647)"
-                                                               : "MPIX_REGION_SIZE=%s (environment): not an integer",
-                                   text));
-}
-
-int region_size_from_environment(int* ranks_per_region) {
-  *ranks_per_region = 0;
-  const char* text = std::getenv("MPIX_REGION_SIZE");
-  if (!text || !*text) return MPIX_SUCCESS;
-  long long value = 0;
-  if (!parse_integer(text, &value) || value > INT_MAX || value <= INT_MIN) {
-    *ranks_per_region = kMalformedRegionSize;
-    return malformed_region_size(text);
-  }
-  *ranks_per_region = (int)value;
-  return MPIX_SUCCESS;
-}
-
 void Regions::free_comms() { level_.free_comms(); }
 
 int package_of_binding() {
@@ -108,15 +87,15 @@ int detected_leader(MPI_Comm node, int local_rank, int* leader) {
 
 }  // namespace
 
-int Regions::init(MPI_Comm parent, Locality& locality, int ranks_per_region) {
+int Regions::init(MPI_Comm parent, Locality& locality, int ranks_per_region, int environment_rc) {
   free_comms();
   // Agreed first, so that every rank takes the same path below.
-  const bool malformed = ranks_per_region == kMalformedRegionSize;
-  const int value = ranks_per_region > 0 ? ranks_per_region : 0;
+  const bool malformed = environment_rc != MPIX_SUCCESS;
+  const int value = ranks_per_region > 0 && !malformed ? ranks_per_region : 0;
   int mine[3] = {value, -value, malformed ? 1 : 0};
   int all[3];
   MPIX_CHECK_MPI(MPI_Allreduce(mine, all, 3, MPI_INT, MPI_MAX, parent));
-  if (malformed) return malformed_region_size(std::getenv("MPIX_REGION_SIZE"));
+  if (malformed) return environment_rc;  // its message is the last error still
   if (all[2]) return fail(MPIX_ERR_ARG, "regions: another rank has a malformed MPIX_REGION_SIZE");
   if (all[0] != -all[1])
     return fail(MPIX_ERR_ARG, format("regions: ranks differ in ranks_per_region: %d here, from %d to %d over all "

@@ -13,6 +13,7 @@
 // region with it, Level::region).
 #pragma once
 #include <mpi.h>
+#include <mpix/mpix.h>
 
 #include <vector>
 
@@ -29,8 +30,10 @@ class Regions {
 
   // Collective on `parent` (the library's communicator), after the node layout:
   // ranks_per_region <= 0 detects, > 0 emulates. The value is agreed between ranks:
-  // different values fail on every rank with MPIX_ERR_ARG.
-  int init(MPI_Comm parent, Locality& locality, int ranks_per_region);
+  // different values fail on every rank with MPIX_ERR_ARG. A rank whose
+  // MPIX_REGION_SIZE was malformed passes that error as `environment_rc`: it returns
+  // it, the others fail too, after the same collectives.
+  int init(MPI_Comm parent, Locality& locality, int ranks_per_region, int environment_rc = MPIX_SUCCESS);
   void free_comms();
 
   int ranks_per_region() const { return ranks_per_region_; }  // 0: detected
@@ -65,10 +68,5 @@ class Regions {
 // build has no hwloc (MPIX_HAVE_HWLOC) or hwloc fails.
 int package_of_binding();
 
-// MPIX_REGION_SIZE from the environment (0 when unset); MPIX_ERR_ARG when malformed,
-// and then *ranks_per_region = kMalformedRegionSize, which Regions::init turns into
-// a failure on every rank.
-constexpr int kMalformedRegionSize = -2147483647 - 1;
-int region_size_from_environment(int* ranks_per_region);
 
 }  // namespace mpix
