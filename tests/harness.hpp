@@ -52,6 +52,27 @@ struct Info {
   ~Info();
 };
 
+// A small valid alltoallv of ints on `comm`: block i->j holds i*100+j.
+struct SmallExchange {
+  int size = world_size(), rank = world_rank();
+  std::vector<int> send, recv, counts, displs;
+  SmallExchange() : send(size), recv(size, -1), counts(size, 1), displs(size) {
+    for (int j = 0; j < size; ++j) {
+      send[j] = rank * 100 + j;
+      displs[j] = j;
+    }
+  }
+  int run(MPIX_Info* info, MPIX_Comm* comm) {
+    return MPIX_Alltoallv(send.data(), counts.data(), displs.data(), MPI_INT, recv.data(), counts.data(),
+                          displs.data(), MPI_INT, info, comm);
+  }
+  bool correct() const {
+    for (int i = 0; i < size; ++i)
+      if (recv[i] != i * 100 + rank) return false;
+    return true;
+  }
+};
+
 // tested: persistent, completed by a loop of MPIX_Test instead of MPIX_Wait.
 enum class Mode { blocking, persistent, tested };
 
