@@ -128,3 +128,12 @@ extern "C" int MPIX_Free(void* ptr) {
   std::free(ptr);
   return MPIX_SUCCESS;
 }
+
+namespace mpix {
+
+bool reports(MPIX_Comm_s* comm, const std::string& key) {
+  const int level = verbose_level();
+  return comm->rank == 0 && level > 0 && (level > 1 || comm->verbose_reported.insert(key).second);
+}
+
+}  // namespace mpix

@@ -99,6 +99,10 @@ struct MPIX_Comm_s {
 
 namespace mpix {
 
+// Whether this rank prints the decision `key` under MPIX_VERBOSE: rank 0 only;
+// every call at level 2, each distinct decision once per communicator at level 1.
+bool reports(MPIX_Comm_s* comm, const std::string& key);
+
 // Frees the plans kept for reuse by blocking calls (dense.cpp): before the
 // communicator or its layout goes, which they were made with.
 void release_reusable_plans(MPIX_Comm_s* comm);

@@ -260,6 +260,31 @@ bool type_in_order(MPI_Datatype type) {
 // a local copy never notices); packing none of it is local and cheap, and MPICH
 // and Open MPI refuse it there (MPI_ERR_TYPE), so that every rank learns of it
 // through the call's agreement. An MPI whose MPI_Pack does not check passes.
+OwnedTypes::~OwnedTypes() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (finalized) return;
+  for (MPI_Datatype& type : types_)
+    if (type != MPI_DATATYPE_NULL) MPI_Type_free(&type);
+}
+
+int OwnedTypes::own_copy(MPI_Datatype* type) {
+  if (*type == MPI_DATATYPE_NULL) return MPIX_SUCCESS;  // the argument checks name it
+  for (const auto& copy : copies_)
+    if (copy.first == *type) {
+      *type = copy.second;
+      return MPIX_SUCCESS;
+    }
+  int integers = 0, addresses = 0, datatypes = 0, combiner = MPI_COMBINER_NAMED;
+  MPIX_CHECK_MPI(MPI_Type_get_envelope(*type, &integers, &addresses, &datatypes, &combiner));
+  if (combiner == MPI_COMBINER_NAMED) return MPIX_SUCCESS;
+  MPI_Datatype duplicate = MPI_DATATYPE_NULL;
+  MPIX_CHECK_MPI(MPI_Type_dup(*type, &duplicate));  // committed if *type is
+  copies_.emplace_back(*type, keep(duplicate));
+  *type = duplicate;
+  return MPIX_SUCCESS;
+}
+
 int check_committed(MPI_Datatype type, const char* what, MPI_Comm comm) {
   int integers = 0, addresses = 0, datatypes = 0, combiner = MPI_COMBINER_NAMED;
   MPIX_CHECK_MPI(MPI_Type_get_envelope(type, &integers, &addresses, &datatypes, &combiner));

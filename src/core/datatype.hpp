@@ -5,6 +5,7 @@
 #include <mpi.h>
 
 #include <cstddef>
+#include <utility>
 #include <vector>
 
 namespace mpix {
@@ -56,6 +57,30 @@ int describe_type(MPI_Datatype type, const char* what, TypeLayout* layout);
 // (MPI_Type_get_contents); a combiner it does not follow (subarray, darray) or a
 // failed query answers false, which costs a pack, never a wrong byte.
 bool type_in_order(MPI_Datatype type);
+
+// MPI datatypes owned by a plan or request, freed with it (unless MPI is finalized).
+class OwnedTypes {
+ public:
+  OwnedTypes() = default;
+  OwnedTypes(const OwnedTypes&) = delete;
+  OwnedTypes& operator=(const OwnedTypes&) = delete;
+  ~OwnedTypes();
+  // Takes ownership of `type`.
+  MPI_Datatype keep(MPI_Datatype type) {
+    types_.push_back(type);
+    return type;
+  }
+  // Replaces a derived *type by a duplicate that this object owns (the same handle
+  // given twice, by the same duplicate); a named type stays as it is. A persistent
+  // request packs with such copies: MPI lets a program free a datatype that a
+  // communication still uses (MPI_Type_free: it completes normally), and MPI's own
+  // persistent collectives keep working after it.
+  int own_copy(MPI_Datatype* type);
+
+ private:
+  std::vector<MPI_Datatype> types_;
+  std::vector<std::pair<MPI_Datatype, MPI_Datatype>> copies_;  // (given, duplicate), also in types_
+};
 
 // MPIX_ERR_ARG naming `what` for a datatype that communication would refuse
 // (uncommitted); `comm` is one whose errors return.

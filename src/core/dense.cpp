@@ -119,27 +119,7 @@ bool same_raw_call(const DenseArgs& a, const MPIX_Info_s* info, const MPIX_Comm_
 // MPIX_VERBOSE: a call that ran `kept` again, and how it learnt that it could.
 void report_reuse(MPIX_Comm_s* comm, const DenseArgs& a, const ReusablePlan& kept, const char* reason);
 
-// MPIX_VERBOSE: unset, empty, 0, false, no or off: quiet; 2 or more: every call;
-// any other value: each distinct decision once per communicator.
-int verbose_level() {
-  const char* text = std::getenv("MPIX_VERBOSE");
-  if (!text || !*text) return 0;
-  std::string value(text);
-  for (char& c : value) c = (char)std::tolower((unsigned char)c);
-  if (value == "0" || value == "false" || value == "no" || value == "off") return 0;
-  long long number = 0;
-  if (parse_integer(value, &number) && number >= 2) return 2;
-  return 1;
-}
-
 std::string microseconds(double seconds) { return format("%.1f us", seconds * 1e6); }
-
-// Whether rank 0 prints the decision `key` under MPIX_VERBOSE: every call at level
-// 2, each distinct decision once per communicator at level 1.
-bool reports(MPIX_Comm_s* comm, const std::string& key) {
-  const int level = verbose_level();
-  return comm->rank == 0 && level > 0 && (level > 1 || comm->verbose_reported.insert(key).second);
-}
 
 void report(MPIX_Comm_s* comm, const char* call, const Algorithm& algorithm, const std::string& params,
             const std::string& reason, const ExchangeFacts& facts, const std::vector<Prediction>& ranked) {
@@ -523,8 +503,15 @@ int dense_blocking(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm) {
 int dense_persistent(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm, MPIX_Request_s** out) {
   if (!out) return fail(MPIX_ERR_ARG, format("%s: request is NULL", a.name));
   *out = nullptr;
+  // The plan packs with the request's own copies of derived types, which the
+  // program may free while the request lives.
+  auto types = std::make_unique<OwnedTypes>();
+  DenseArgs owned = a;
+  if (a.sendbuf != MPI_IN_PLACE) MPIX_TRY(types->own_copy(&owned.sendtype));
+  MPIX_TRY(types->own_copy(&owned.recvtype));
   std::unique_ptr<MPIX_Request_s> request;
-  MPIX_TRY(plan_dense(a, info, comm, nullptr, &request));
+  MPIX_TRY(plan_dense(owned, info, comm, nullptr, &request));
+  request->types = std::move(types);
   *out = request.release();
   return MPIX_SUCCESS;
 }

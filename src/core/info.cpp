@@ -63,6 +63,17 @@ bool parse_integer(const std::string& text, long long* value) {
   return true;
 }
 
+int verbose_level() {
+  const char* text = std::getenv("MPIX_VERBOSE");
+  if (!text || !*text) return 0;
+  std::string value(text);
+  for (char& c : value) c = (char)std::tolower((unsigned char)c);
+  if (value == "0" || value == "false" || value == "no" || value == "off") return 0;
+  long long number = 0;
+  if (parse_integer(value, &number) && number >= 2) return 2;
+  return 1;
+}
+
 int int_from_environment(const char* name, int* value) {
   *value = 0;
   const char* text = std::getenv(name);

@@ -72,6 +72,9 @@ class EnvironmentScope {
 // fingerprints, the same hints from the environment.
 unsigned long long environment_fingerprint();
 
+// MPIX_VERBOSE: unset, empty, 0, false, no or off: 0 (quiet); 2 or more: 2 (every
+// call); any other value: 1 (each distinct decision once per communicator).
+int verbose_level();
 // Parses a decimal integer filling the whole string.
 bool parse_integer(const std::string& text, long long* value);
 // The int in environment variable `name`: 0 when unset or empty. Else

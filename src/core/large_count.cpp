@@ -87,14 +87,6 @@ int irecv_block(const Block& block, int peer, int tag, MPI_Comm comm, MPI_Reques
   return post_block(false, block, peer, tag, comm, request);
 }
 
-OwnedTypes::~OwnedTypes() {
-  int finalized = 0;
-  MPI_Finalized(&finalized);
-  if (finalized) return;
-  for (MPI_Datatype& type : types_)
-    if (type != MPI_DATATYPE_NULL) MPI_Type_free(&type);
-}
-
 bool fits_int_calls(const Exchange& ex) {
   for (const BufferSide* side : {&ex.send, &ex.recv})
     for (int i = 0; i < ex.size; ++i)

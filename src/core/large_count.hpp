@@ -49,23 +49,6 @@ int make_count_type(MPI_Datatype type, MPI_Count count, MPI_Datatype* out);
 int isend_block(const Block& block, int peer, int tag, MPI_Comm comm, MPI_Request* request);
 int irecv_block(const Block& block, int peer, int tag, MPI_Comm comm, MPI_Request* request);
 
-// MPI datatypes owned by a plan, freed with it (unless MPI is finalized).
-class OwnedTypes {
- public:
-  OwnedTypes() = default;
-  OwnedTypes(const OwnedTypes&) = delete;
-  OwnedTypes& operator=(const OwnedTypes&) = delete;
-  ~OwnedTypes();
-  // Takes ownership of `type`.
-  MPI_Datatype keep(MPI_Datatype type) {
-    types_.push_back(type);
-    return type;
-  }
-
- private:
-  std::vector<MPI_Datatype> types_;
-};
-
 // Whether MPI's int alltoall(v) takes this rank's side of `ex`: every count and
 // (alltoallv) displacement fits an int.
 bool fits_int_calls(const Exchange& ex);

@@ -7,6 +7,7 @@
 
 #include "../gpu/staging.hpp"
 #include "comm.hpp"
+#include "datatype.hpp"
 #include "plan.hpp"
 #include "registry.hpp"
 #include "scratch.hpp"
@@ -14,7 +15,7 @@
 struct MPIX_Request_s {
   explicit MPIX_Request_s(MPIX_Comm_s* owner) : comm(owner) { ++comm->live_requests; }
   ~MPIX_Request_s() {
-    plan.reset();
+    plan.reset();  // before the types it packs with
     in_place_copy = mpix::ScratchBuffer();
     --comm->live_requests;
   }
@@ -22,6 +23,8 @@ struct MPIX_Request_s {
   MPIX_Request_s& operator=(const MPIX_Request_s&) = delete;
 
   MPIX_Comm_s* comm;
+  // Declared before the plan, so destroyed after it (persistent requests only).
+  std::unique_ptr<mpix::OwnedTypes> types;
   std::unique_ptr<mpix::Plan> plan;
   std::string algorithm;  // the name chosen (after auto)
   std::string params;     // its parameters, "stride=8"

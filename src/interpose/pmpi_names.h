@@ -57,6 +57,7 @@
 #define MPI_Type_contiguous PMPI_Type_contiguous
 #define MPI_Type_create_hindexed PMPI_Type_create_hindexed
 #define MPI_Type_create_keyval PMPI_Type_create_keyval
+#define MPI_Type_dup PMPI_Type_dup
 #define MPI_Type_free PMPI_Type_free
 #define MPI_Type_get_attr PMPI_Type_get_attr
 #define MPI_Type_get_contents PMPI_Type_get_contents

@@ -226,11 +226,10 @@ const Algorithm* select_sdde(Op op, int size, int nodes, long long max_messages,
 }
 
 void report(MPIX_Comm_s* comm, Op op, const std::string& algorithm, const std::string& reason) {
-  const char* verbose = std::getenv("MPIX_VERBOSE");
-  if (comm->rank != 0 || !verbose || std::strcmp(verbose, "1") != 0) return;
-  if (!comm->verbose_reported.insert(op_name(op)).second) return;
-  std::fprintf(stderr, "[mpix] %s on %d ranks (%d nodes): %s (%s)\n", op_name(op), comm->size,
-               comm->locality.num_nodes(), algorithm.c_str(), reason.c_str());
+  if (comm->rank != 0 || verbose_level() == 0) return;
+  const std::string line = format("[mpix] %s on %d ranks (%d nodes): %s (%s)\n", op_name(op), comm->size,
+                                  comm->locality.num_nodes(), algorithm.c_str(), reason.c_str());
+  if (reports(comm, line)) std::fputs(line.c_str(), stderr);
 }
 
 // mpix_recv_counts_known=true on every rank: discovery is skipped, so a recv_nnz

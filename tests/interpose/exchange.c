@@ -4,8 +4,8 @@
  * buffer (guards included) and the return code. Exchanges: MPI_Alltoall and
  * MPI_Alltoallv, in place and not, contiguous and strided (vector) types, on
  * MPI_COMM_WORLD, a split and a duplicate; the persistent MPI_Alltoall(v)_init
- * where the MPI has them (Start/Wait, Startall/Waitall beside point-to-point
- * requests, Test loops); an intercommunicator (mpix leaves it to MPI); aliased
+ * where the MPI has them (a datatype freed after init; Start/Wait,
+ * Startall/Waitall beside point-to-point requests, Test loops); an intercommunicator (mpix leaves it to MPI); aliased
  * buffers (an error MPI reports). The communicators are freed in the order the
  * argument names ("forward" or "reverse"); one split is never freed, so that
  * MPI_Finalize must clean up after it. */
@@ -107,7 +107,13 @@ static void persistent(MPI_Comm comm, const char* name) {
   int* displs = malloc(size * sizeof(int));
   layout(rank, size, counts, displs);
   MPI_Request requests[4];
-  int rc = MPI_Alltoall_init(send, block, MPI_INT, recv + GUARD, block, MPI_INT, comm, MPI_INFO_NULL, &requests[0]);
+  /* A block is one element of a derived type, freed while the request lives (MPI
+   * allows it; the request keeps working). */
+  MPI_Datatype block_type;
+  MPI_Type_contiguous(block, MPI_INT, &block_type);
+  MPI_Type_commit(&block_type);
+  int rc = MPI_Alltoall_init(send, 1, block_type, recv + GUARD, 1, block_type, comm, MPI_INFO_NULL, &requests[0]);
+  MPI_Type_free(&block_type);
   rc |= MPI_Alltoallv_init(MPI_IN_PLACE, NULL, NULL, MPI_DATATYPE_NULL, vrecv + GUARD, counts, displs, MPI_INT, comm,
                            MPI_INFO_NULL, &requests[1]);
   char what[64];
