@@ -8,10 +8,12 @@
 // it must receive; the order of received messages is not specified, so results are
 // compared by source.
 #include <catch2/catch.hpp>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -899,4 +901,45 @@ TEST_CASE("SDDE auto: a registered algorithm, chosen alike on every rank", "[sdd
     MPI_Allreduce(&h, &hmin, 1, MPI_LONG_LONG, MPI_MIN, MPI_COMM_WORLD);
     CHECK(hmax == hmin);
   }
+}
+
+TEST_CASE("SDDE under MPIX_VERBOSE: each distinct decision at 1 and yes; every call at 2", "[sdde][auto]") {
+  Comm c;
+  const int size = harness::world_size(), rank = harness::world_rank();
+  Pattern p = make_pattern("random", size, -1);
+  // Rank 0's stderr goes to a file for the calls (the lines are printed there).
+  auto lines_printed = [&](const char* verbose, int calls) {
+    setenv("MPIX_VERBOSE", verbose, 1);
+    std::fflush(stderr);
+    char path[] = "/tmp/mpix_test_verbose_XXXXXX";
+    const int file = mkstemp(path);
+    const int saved = dup(2);
+    dup2(file, 2);
+    bool ok = true;
+    for (int call = 0; call < calls; ++call) {
+      Run run;
+      ok = run_pattern(p, c.comm, run) && ok;
+    }
+    std::fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    close(file);
+    std::ifstream in(path);
+    int count = 0;
+    for (std::string line; std::getline(in, line);) count += line.rfind("[mpix] alltoallv_crs", 0) == 0;
+    std::remove(path);
+    unsetenv("MPIX_VERBOSE");
+    CHECK(all_ranks(ok));
+    return count;
+  };
+  // A new communicator for each, so that nothing was reported on it before.
+  for (const char* verbose : {"1", "yes", "2"}) {
+    Comm fresh;
+    std::swap(c.comm, fresh.comm);
+    const int count = lines_printed(verbose, 2);
+    std::swap(c.comm, fresh.comm);
+    INFO("MPIX_VERBOSE=" << verbose);
+    CHECK(count == (rank != 0 ? 0 : std::string(verbose) == "2" ? 2 : 1));
+  }
+  CHECK(lines_printed("0", 1) == 0);
 }
