@@ -3,6 +3,7 @@
 // isolation of the library's traffic, the scratch pool, tuning files, the registry.
 // Communicators are in test_comm.cpp, buffers and datatypes in test_buffers.cpp.
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <unistd.h>
 #include <cstdio>
 #include <cstdlib>
@@ -234,6 +235,16 @@ TEST_CASE("auto: every algorithm's parameters are honoured and checked", "[info]
     unsetenv(variable);
     CHECK(ex.run(nullptr, c.comm) == MPIX_SUCCESS);
   }
+  // A radix above P is wrong for the call (API.md), under auto as for a named
+  // algorithm; P itself is a radix.
+  const int size = harness::world_size();
+  harness::Info above{{"mpix_radix", std::to_string(std::max(size, 2) + 1)}};
+  CHECK(ex.run(above.info, c.comm) == MPIX_ERR_INFO_VALUE);
+  CHECK(message_has("must be 2..P"));
+  CHECK(ex.run(nullptr, c.comm) == MPIX_SUCCESS);
+  harness::Info at_p{{"mpix_radix", std::to_string(std::max(size, 2))}};
+  CHECK(ex.run(at_p.info, c.comm) == MPIX_SUCCESS);
+  CHECK(all_ranks(ex.correct()));
 }
 
 TEST_CASE("algorithm choice: info, then environment, then auto", "[info]") {

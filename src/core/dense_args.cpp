@@ -153,12 +153,13 @@ int check_local(const DenseArgs& a, const MPIX_Info* info, MPIX_Comm_s* comm, Ex
     hints->params_text += describe_params(hints->asked->params, hints->params) + ";";
   } else {
     // Auto may choose any algorithm: every parameter is read and checked now. A
-    // value out of range for this communicator (a radix above P) only rules out
-    // the algorithms it does not fit (select.cpp), rather than failing the call.
+    // radix above P fails the call, as it does for a named algorithm (API.md: a
+    // value wrong for the call); one that fits P but not an algorithm (above the
+    // ranks per node, for hierarchical TuNA) rules that algorithm out (select.cpp).
     const std::vector<Param> all = {Param::radix,         Param::block_count,   Param::stride,
                                     Param::max_queue,     Param::segment_bytes, Param::seed,
                                     Param::ipc_threshold, Param::memcpy_threshold, Param::locality};
-    MPIX_TRY(resolve_params(info, all, INT_MAX, &hints->params));
+    MPIX_TRY(resolve_params(info, all, comm->size, &hints->params));
     hints->params.seed = hints->params.is_given(Param::seed) ? hints->params.seed : (unsigned long long)comm->size;
     // Compared between ranks as a hash: the values' bytes serve as well as their text.
     const Params& p = hints->params;
