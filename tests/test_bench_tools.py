@@ -128,10 +128,10 @@ def test_platform_checks():
             def verdict(plat, text=xml):
                 with open(os.path.join(tmp, good["xml"]), "w") as f:
                     f.write(text)
-                with open(os.path.join(tmp, "p.json"), "w") as f:
+                with open(os.path.join(tmp, "fatnode.json"), "w") as f:
                     json.dump(plat, f)
                 try:
-                    simulate.load_platform("p")
+                    simulate.load_platform("fatnode")
                     return ""
                 except simulate.PlatformError as e:
                     return str(e)
@@ -139,16 +139,19 @@ def test_platform_checks():
             cases = (("hosts", 0, "'hosts' missing"), ("hosts", 128, "'hosts' is 128 but"),
                      ("injection_bandwidth", "12GBps", "'injection_bandwidth' missing or not a number"),
                      ("send_overhead", -1, "'send_overhead' missing or not a number"),
-                     ("bisection", {"2": [1, 1]}, 'bisection["3"]'), ("xml", "none.xml", "none.xml not found"))
+                     ("bisection", {"2": [1, 1]}, 'bisection["3"]'), ("xml", "none.xml", "none.xml not found"),
+                     ("name", "fattree", "'name' is 'fattree' but the file is fatnode.json"))
             for key, value, expected in cases:
                 got = verdict(dict(good, **{key: value}))
-                check("sidecar %s = %r is refused" % (key, value), expected in got and "p.json" in got, got)
+                check("sidecar %s = %r is refused" % (key, value), expected in got and "fatnode.json" in got, got)
             got = verdict(good, xml.replace('prefix="node-"', 'prefix="host-"'))
             check("hosts the hostfile cannot name are refused", "no node-0" in got, got)
             got = verdict(good, xml.replace('radical="0-255"', 'radical="0-x"'))
             check("a malformed radical is refused", "radical '0-x'" in got, got)
             got = verdict(good, xml.replace("</platform>", ""))
             check("an XML that does not parse is refused", "xml: fatnode.xml:" in got, got)
+            got = simulate.failure_reason("x\n[0.000000] [xbt_exception/CRITICAL] Uncaught exception: Host not found\n")
+            check("a failed simulation's reason comes without SimGrid's prefixes", got == "Uncaught exception: Host not found", got)
         finally:
             simulate.PLATFORM_DIR = saved
 
