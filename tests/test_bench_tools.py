@@ -49,10 +49,22 @@ def close(a, b):
 
 def test_lower_bound():
     plat = simulate.load_platform("fattree")
+    o_s, o_r, intra, inter = (plat["send_overhead"], plat["recv_overhead"], plat["intra_node_latency"],
+                              plat["inter_node_latency_min"])
+    # The broadcast by hand, 4 ranks: rank 0 sends at 0, o_s, 2 o_s; rank 1, informed
+    # at o_s + l + o_r, sends then. Informed: 0, A = o_s + l + o_r, o_s + A, and the
+    # earlier of 2 o_s + A (rank 0 again) and 2 A (rank 1).
+    l = 0.15e-6
+    A = 0.25e-6 + l + 0.25e-6
+    check("LogP broadcast of 4 ranks", close(simulate.broadcast_time(4, l, 0.25e-6, 0.25e-6),
+                                             min(2 * 0.25e-6 + A, 2 * A)), simulate.broadcast_time(4, l, 0.25e-6, 0.25e-6))
+    check("LogP broadcast of 256 ranks: below 8 one-port rounds",
+          simulate.broadcast_time(256, l, 0.25e-6, 0.25e-6) < 8 * A, simulate.broadcast_time(256, l, 0.25e-6, 0.25e-6))
+    check("LogP broadcast without overheads: one hop", close(simulate.broadcast_time(1024, l, 0.0, 0.0), l))
     # 64 ranks, 32 per node: 2 nodes; every block 1000 bytes.
     bound, kind, t_lat, t_node, t_bis, st = simulate.lower_bound(plat, 64, 32, "constant", 1000, 1.0)
-    hop = plat["inter_node_latency_min"] + plat["send_overhead"] + plat["recv_overhead"]
-    check("latency term = ceil(log2 64) (L + o_s + o_r)", close(t_lat, 6 * hop), t_lat)
+    expect = max(simulate.broadcast_time(64, min(intra, inter), o_s, o_r), inter + o_s + o_r)
+    check("latency term = max(broadcast at the smaller latency, one inter-node message)", close(t_lat, expect), t_lat)
     crossing = 32 * 32 * 1000  # each of a node's 32 ranks sends 1000 B to each of the other node's 32
     check("node bytes out and in", st["node_out_max"] == crossing and st["node_in_max"] == crossing, st)
     check("injection term", close(t_node, crossing / plat["injection_bandwidth"]), t_node)
@@ -60,14 +72,17 @@ def test_lower_bound():
     check("bisection term", close(t_bis, crossing / min(ab, ba)), t_bis)
     check("bound is the largest term", close(bound, max(t_lat, t_node, t_bis)) and
           {"latency": t_lat, "injection": t_node, "bisection": t_bis}[kind] == bound, (bound, kind))
-    # One node: no network term; the latency is the intra-node one.
-    bound, kind, t_lat, t_node, t_bis, _ = simulate.lower_bound(plat, 8, 32, "constant", 1000, 1.0)
-    hop = plat["intra_node_latency"] + plat["send_overhead"] + plat["recv_overhead"]
-    check("one node: latency only", kind == "latency" and t_node == 0 and t_bis == 0 and close(bound, 3 * hop),
-          (bound, kind))
-    # Halving the overheads halves only their part of the latency term.
+    # One node: no network term; the broadcast at the intra-node latency.
+    bound, kind, t_lat, t_node, t_bis, _ = simulate.lower_bound(plat, 4, 32, "constant", 1000, 1.0)
+    check("one node: latency only", kind == "latency" and t_node == 0 and t_bis == 0 and
+          close(bound, simulate.broadcast_time(4, intra, o_s, o_r)), (bound, kind))
+    # Slow links: one inter-node message outweighs the broadcast.
+    slow = dict(plat, inter_node_latency_min=20e-6)
+    t_lat = simulate.lower_bound(slow, 64, 8, "constant", 16, 1.0)[2]
+    check("slow links: one inter-node message", close(t_lat, 20e-6 + o_s + o_r), t_lat)
+    # The overhead scale scales the overheads only.
     half = simulate.lower_bound(plat, 64, 32, "constant", 16, 0.5)[2]
-    expect = 6 * (plat["inter_node_latency_min"] + 0.5 * (plat["send_overhead"] + plat["recv_overhead"]))
+    expect = max(simulate.broadcast_time(64, min(intra, inter), 0.5 * o_s, 0.5 * o_r), inter + 0.5 * (o_s + o_r))
     check("overhead scale", close(half, expect), half)
 
 
