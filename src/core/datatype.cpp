@@ -268,7 +268,14 @@ OwnedTypes::~OwnedTypes() {
     if (type != MPI_DATATYPE_NULL) MPI_Type_free(&type);
 }
 
-int OwnedTypes::own_copy(MPI_Datatype* type) {
+// What MPI says to packing nothing of `type`: an error for an uncommitted type.
+static int pack_nothing(MPI_Datatype type, MPI_Comm comm) {
+  char none = 0;
+  int position = 0;
+  return MPI_Pack(&none, 0, type, &none, 1, &position, comm);
+}
+
+int OwnedTypes::own_copy(MPI_Datatype* type, MPI_Comm comm) {
   if (*type == MPI_DATATYPE_NULL) return MPIX_SUCCESS;  // the argument checks name it
   for (const auto& copy : copies_)
     if (copy.first == *type) {
@@ -278,8 +285,11 @@ int OwnedTypes::own_copy(MPI_Datatype* type) {
   int integers = 0, addresses = 0, datatypes = 0, combiner = MPI_COMBINER_NAMED;
   MPIX_CHECK_MPI(MPI_Type_get_envelope(*type, &integers, &addresses, &datatypes, &combiner));
   if (combiner == MPI_COMBINER_NAMED) return MPIX_SUCCESS;
+  // An uncommitted type stays as it is, for check_committed to refuse: MPICH's
+  // MPI_Type_dup returns a committed duplicate of it.
+  if (pack_nothing(*type, comm) != MPI_SUCCESS) return MPIX_SUCCESS;
   MPI_Datatype duplicate = MPI_DATATYPE_NULL;
-  MPIX_CHECK_MPI(MPI_Type_dup(*type, &duplicate));  // committed if *type is
+  MPIX_CHECK_MPI(MPI_Type_dup(*type, &duplicate));
   copies_.emplace_back(*type, keep(duplicate));
   *type = duplicate;
   return MPIX_SUCCESS;
@@ -289,9 +299,7 @@ int check_committed(MPI_Datatype type, const char* what, MPI_Comm comm) {
   int integers = 0, addresses = 0, datatypes = 0, combiner = MPI_COMBINER_NAMED;
   MPIX_CHECK_MPI(MPI_Type_get_envelope(type, &integers, &addresses, &datatypes, &combiner));
   if (combiner == MPI_COMBINER_NAMED) return MPIX_SUCCESS;
-  char none = 0;
-  int position = 0;
-  const int rc = MPI_Pack(&none, 0, type, &none, 1, &position, comm);
+  const int rc = pack_nothing(type, comm);
   if (rc == MPI_SUCCESS) return MPIX_SUCCESS;
   return fail(MPIX_ERR_ARG, format("%s: MPI refuses to use this datatype (%s); a derived datatype must be "
                                    "committed with MPI_Type_commit before an exchange uses it",

@@ -70,12 +70,13 @@ class OwnedTypes {
     types_.push_back(type);
     return type;
   }
-  // Replaces a derived *type by a duplicate that this object owns (the same handle
-  // given twice, by the same duplicate); a named type stays as it is. A persistent
-  // request packs with such copies: MPI lets a program free a datatype that a
-  // communication still uses (MPI_Type_free: it completes normally), and MPI's own
-  // persistent collectives keep working after it.
-  int own_copy(MPI_Datatype* type);
+  // Replaces a committed derived *type by a duplicate that this object owns (the
+  // same handle given twice, by the same duplicate); a named or uncommitted type
+  // stays as it is. A persistent request packs with such copies: MPI lets a program
+  // free a datatype that a communication still uses (MPI_Type_free: it completes
+  // normally), and MPI's own persistent collectives keep working after it. `comm`:
+  // one whose errors return.
+  int own_copy(MPI_Datatype* type, MPI_Comm comm);
 
  private:
   std::vector<MPI_Datatype> types_;

@@ -507,8 +507,10 @@ int dense_persistent(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm, M
   // program may free while the request lives.
   auto types = std::make_unique<OwnedTypes>();
   DenseArgs owned = a;
-  if (a.sendbuf != MPI_IN_PLACE) MPIX_TRY(types->own_copy(&owned.sendtype));
-  MPIX_TRY(types->own_copy(&owned.recvtype));
+  if (comm) {  // else plan_dense says so
+    if (a.sendbuf != MPI_IN_PLACE) MPIX_TRY(types->own_copy(&owned.sendtype, comm->lib_comm));
+    MPIX_TRY(types->own_copy(&owned.recvtype, comm->lib_comm));
+  }
   std::unique_ptr<MPIX_Request_s> request;
   MPIX_TRY(plan_dense(owned, info, comm, nullptr, &request));
   request->types = std::move(types);
