@@ -260,19 +260,37 @@ bool type_in_order(MPI_Datatype type) {
 // a local copy never notices); packing none of it is local and cheap, and MPICH
 // and Open MPI refuse it there (MPI_ERR_TYPE), so that every rank learns of it
 // through the call's agreement. An MPI whose MPI_Pack does not check passes.
+static int pack_nothing(MPI_Datatype type, MPI_Comm comm) {
+  char none = 0;
+  int position = 0;
+  return MPI_Pack(&none, 0, type, &none, 1, &position, comm);
+}
+
+// Whether `type` is derived, not one of MPI's named types.
+static int is_derived(MPI_Datatype type, bool* derived) {
+  int integers = 0, addresses = 0, datatypes = 0, combiner = MPI_COMBINER_NAMED;
+  MPIX_CHECK_MPI(MPI_Type_get_envelope(type, &integers, &addresses, &datatypes, &combiner));
+  *derived = combiner != MPI_COMBINER_NAMED;
+  return MPIX_SUCCESS;
+}
+
+int check_committed(MPI_Datatype type, const char* what, MPI_Comm comm) {
+  bool derived = false;
+  MPIX_TRY(is_derived(type, &derived));
+  if (!derived) return MPIX_SUCCESS;
+  const int rc = pack_nothing(type, comm);
+  if (rc == MPI_SUCCESS) return MPIX_SUCCESS;
+  return fail(MPIX_ERR_ARG, format("%s: MPI refuses to use this datatype (%s); a derived datatype must be "
+                                   "committed with MPI_Type_commit before an exchange uses it",
+                                   what, mpi_reason(rc).c_str()));
+}
+
 OwnedTypes::~OwnedTypes() {
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (finalized) return;
   for (MPI_Datatype& type : types_)
     if (type != MPI_DATATYPE_NULL) MPI_Type_free(&type);
-}
-
-// What MPI says to packing nothing of `type`: an error for an uncommitted type.
-static int pack_nothing(MPI_Datatype type, MPI_Comm comm) {
-  char none = 0;
-  int position = 0;
-  return MPI_Pack(&none, 0, type, &none, 1, &position, comm);
 }
 
 int OwnedTypes::own_copy(MPI_Datatype* type, MPI_Comm comm) {
@@ -282,28 +300,16 @@ int OwnedTypes::own_copy(MPI_Datatype* type, MPI_Comm comm) {
       *type = copy.second;
       return MPIX_SUCCESS;
     }
-  int integers = 0, addresses = 0, datatypes = 0, combiner = MPI_COMBINER_NAMED;
-  MPIX_CHECK_MPI(MPI_Type_get_envelope(*type, &integers, &addresses, &datatypes, &combiner));
-  if (combiner == MPI_COMBINER_NAMED) return MPIX_SUCCESS;
+  bool derived = false;
+  MPIX_TRY(is_derived(*type, &derived));
   // An uncommitted type stays as it is, for check_committed to refuse: MPICH's
   // MPI_Type_dup returns a committed duplicate of it.
-  if (pack_nothing(*type, comm) != MPI_SUCCESS) return MPIX_SUCCESS;
+  if (!derived || pack_nothing(*type, comm) != MPI_SUCCESS) return MPIX_SUCCESS;
   MPI_Datatype duplicate = MPI_DATATYPE_NULL;
   MPIX_CHECK_MPI(MPI_Type_dup(*type, &duplicate));
   copies_.emplace_back(*type, keep(duplicate));
   *type = duplicate;
   return MPIX_SUCCESS;
-}
-
-int check_committed(MPI_Datatype type, const char* what, MPI_Comm comm) {
-  int integers = 0, addresses = 0, datatypes = 0, combiner = MPI_COMBINER_NAMED;
-  MPIX_CHECK_MPI(MPI_Type_get_envelope(type, &integers, &addresses, &datatypes, &combiner));
-  if (combiner == MPI_COMBINER_NAMED) return MPIX_SUCCESS;
-  const int rc = pack_nothing(type, comm);
-  if (rc == MPI_SUCCESS) return MPIX_SUCCESS;
-  return fail(MPIX_ERR_ARG, format("%s: MPI refuses to use this datatype (%s); a derived datatype must be "
-                                   "committed with MPI_Type_commit before an exchange uses it",
-                                   what, mpi_reason(rc).c_str()));
 }
 
 namespace {

@@ -11,7 +11,6 @@
 #include <mpi.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -21,6 +20,7 @@
 #include <vector>
 
 #include "mpix/mpix.h"
+#include "../core/info.hpp"
 #include "interpose.hpp"
 
 namespace mpix_interpose {
@@ -89,14 +89,8 @@ bool enabled() {
 
 namespace {
 
-// MPIX_VERBOSE as the library reads it: unset, empty, 0, false, no, off are quiet.
-bool verbose() {
-  const char* text = std::getenv("MPIX_VERBOSE");
-  if (!text || !*text) return false;
-  std::string value(text);
-  for (char& c : value) c = (char)std::tolower((unsigned char)c);
-  return value != "0" && value != "false" && value != "no" && value != "off";
-}
+// MPIX_VERBOSE as the library reads it (unset, empty, 0, false, no, off are quiet).
+bool verbose() { return mpix::verbose_level() > 0; }
 
 // Rank 0 of `comm` prints `line` once per `key` (MPIX_VERBOSE).
 // Of an intercommunicator's two groups, whether this rank's is the one whose first

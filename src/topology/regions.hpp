@@ -68,5 +68,4 @@ class Regions {
 // build has no hwloc (MPIX_HAVE_HWLOC) or hwloc fails.
 int package_of_binding();
 
-
 }  // namespace mpix
