@@ -4,6 +4,7 @@
 // or receive nothing. Run at 1, 2, 3, 4, 5, 8 ranks and at 16 ranks with emulated
 // nodes (MPIX_PPN).
 #include <catch2/catch.hpp>
+#include <unistd.h>
 #include <cstdlib>
 #include <fstream>
 #include <set>
@@ -217,7 +218,7 @@ TEST_CASE("auto alltoallv: a rank that declines to carry stops the blocks", "[au
     INFO("nodes of " << ppn);
     // Bandwidths without limit: the other ranks' facts price carrying below any
     // algorithm after an agreement, at any layout.
-    const std::string machine = "/tmp/mpix_test_decline_" + std::to_string(rank);
+    const std::string machine = "/tmp/mpix_test_decline_" + std::to_string(getpid());
     std::ofstream(machine) << "inter_bandwidth = 1e15\nintra_bandwidth = 1e15\ncopy_bandwidth = 1e15\n";
     harness::ExchangeCase c;
     c.types = &harness::type_case("byte");
@@ -274,7 +275,7 @@ TEST_CASE("auto: the agreement carries the blocks in lanes, every datatype", "[a
     {
       // Bandwidths without limit on the machine: the model carries blocks at any
       // layout (on the built-in profile, 10 nodes of 2 would run node_aware).
-      const std::string machine = "/tmp/mpix_test_lanes_" + std::to_string(harness::world_rank());
+      const std::string machine = "/tmp/mpix_test_lanes_" + std::to_string(getpid());
       std::ofstream(machine) << "inter_bandwidth = 1e15\nintra_bandwidth = 1e15\ncopy_bandwidth = 1e15\n";
       harness::Comm fresh;
       REQUIRE(MPIX_Comm_update_locality(fresh.comm, ppn) == MPIX_SUCCESS);

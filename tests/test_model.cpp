@@ -1,15 +1,11 @@
-// The selection model (src/core/model.*, select.*): the machine-file and
-// tuning-file parsers, the choice itself, and every cost model's message, byte and
-// round counts against the counters of the plan it describes (PlanStats), for many
-// node layouts, parameters and distributions.
+// The selection model (src/core/model.*, select.*): the choice itself, and every
+// cost model's message, byte and round counts against the counters of the plan it
+// describes (PlanStats), for many node layouts, parameters and distributions. The
+// machine-file and tuning-file parsers: test_parsers.cpp.
 #include <catch2/catch.hpp>
 
 #include <climits>
 #include <cmath>
-#include <cstdio>
-#include <cstdlib>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -19,144 +15,12 @@
 #include "core/model.hpp"
 #include "core/request.hpp"
 #include "core/select.hpp"
-#include "core/tuning.hpp"
 #include "harness.hpp"
+#include "model_facts.hpp"
 
 using harness::message_has;
+using model_test::facts_of;
 using mpix::workload::Distribution;
-
-namespace {
-
-// A file written by rank 0's and every other rank's own copy (each rank writes its
-// own path, so no rank reads a half-written file).
-std::string write_file(const char* stem, const std::string& text) {
-  std::string path = std::string("/tmp/mpix_test_model_") + stem + "_" + std::to_string(harness::world_rank());
-  std::ofstream(path) << text;
-  return path;
-}
-
-mpix::ExchangeFacts facts_of(int ranks, int ppn, long long block, bool uniform = true) {
-  mpix::ExchangeFacts f;
-  f.ranks = ranks;
-  f.nodes = (ranks + ppn - 1) / ppn;
-  f.max_ppn = std::min(ppn, ranks);
-  f.min_ppn = ranks - (f.nodes - 1) * ppn;
-  f.max_block = f.min_block = block;
-  f.total_bytes = block * ranks * (ranks - 1);
-  f.max_rank_send = f.max_rank_recv = block * (ranks - 1);
-  f.nonempty_blocks = block > 0 ? (long long)ranks * (ranks - 1) : 0;
-  f.max_rank_messages = block > 0 ? ranks - 1 : 0;
-  f.intra_node_bytes = block * ranks * (f.max_ppn - 1);
-  f.uniform = uniform;
-  return f;
-}
-
-}  // namespace
-
-TEST_CASE("machine file: every key, comments, and every malformed form", "[model][parser]") {
-  mpix::MachineProfile profile;
-  std::string path = write_file("good", "# measured\ninter_latency = 2e-6\n  intra_bandwidth=5e9  # shm\n\n"
-                                        "bisection_bandwidth = 0\nintra_copies = 1\nalltoall_bandwidth = 3e10\n");
-  REQUIRE(mpix::load_machine_profile(path, &profile) == MPIX_SUCCESS);
-  CHECK(profile.inter_latency == 2e-6);
-  CHECK(profile.intra_bandwidth == 5e9);
-  CHECK(profile.intra_copies == 1);
-  CHECK(profile.alltoall_bandwidth == 3e10);
-  CHECK(profile.inter_bandwidth == mpix::MachineProfile{}.inter_bandwidth);  // default kept
-  CHECK(profile.source == path);
-  // What machine_profile_text writes reads back the same.
-  std::string round_trip = write_file("trip", mpix::machine_profile_text(profile));
-  mpix::MachineProfile again;
-  REQUIRE(mpix::load_machine_profile(round_trip, &again) == MPIX_SUCCESS);
-  CHECK(again.inter_latency == profile.inter_latency);
-  CHECK(again.intra_bandwidth == profile.intra_bandwidth);
-  CHECK(again.alltoall_bandwidth == profile.alltoall_bandwidth);
-  CHECK(again.intra_copies == profile.intra_copies);
-
-  const std::pair<const char*, const char*> bad[] = {
-      {"inter_latency 2e-6\n", "expected key = value"},
-      {"no_such_key = 1\n", "unknown key 'no_such_key'"},
-      {"inter_latency = fast\n", "not a number"},
-      {"inter_latency = -1\n", "must be >= 0"},
-      {"inter_bandwidth = 0\n", "must be > 0"},
-      {"alltoall_bandwidth = -1\n", "must be >= 0"},
-      {"intra_copies = -2\n", "must be >= 0 copies"},
-      {"inter_latency =\n", "no value"},
-      {"inter_latency = 1 2\n", "one value per key"},
-      {"inter latency = 1\n", "a key is one word"},
-      {"inter_latency = inf\n", "not a number"},
-      {"inter_latency = 1e-6x\n", "not a number"},
-  };
-  for (const auto& [text, why] : bad) {
-    std::string file = write_file("bad", std::string("# ok\n") + text);
-    mpix::MachineProfile untouched;
-    untouched.inter_latency = 42;
-    CHECK(mpix::load_machine_profile(file, &untouched) == MPIX_ERR_TUNING_FILE);
-    CHECK(message_has(why));
-    CHECK(message_has(":2:"));  // the line
-    CHECK(untouched.inter_latency == 42);
-  }
-  CHECK(mpix::load_machine_profile("/nonexistent/machine", &profile) == MPIX_ERR_TUNING_FILE);
-  CHECK(message_has("cannot be opened"));
-  // A key twice (two profiles merged by hand): which value was meant is unknown.
-  std::string twice = write_file("twice", "inter_latency = 1e-6\nintra_latency = 1e-7\ninter_latency = 2e-6\n");
-  CHECK(mpix::load_machine_profile(twice, &profile) == MPIX_ERR_TUNING_FILE);
-  CHECK(message_has(":3: inter_latency given twice (first on line 1)"));
-  // A NUL byte is named, not left to cut the message short.
-  std::string nul = write_file("nul", std::string("inter_latency = 1e-6\nintra_\0latency = 1\n", 40));
-  CHECK(mpix::load_machine_profile(nul, &profile) == MPIX_ERR_TUNING_FILE);
-  CHECK(message_has(":2: holds a NUL byte"));
-}
-
-TEST_CASE("tuning file: distribution conditions", "[model][parser]") {
-  mpix::TuningTable table;
-  std::string path = write_file("conditions",
-                                "alltoallv * * * * pairwise mean_block=0..100 nonempty=0.5..*\n"
-                                "alltoallv * * * * tuna nodes=2..* ppn=4..4 mpix_radix=2\n"
-                                "alltoallv * * * * nonblocking persistent=1..1\n"
-                                "alltoallv * * 0 * scattered intra_node=0..0.5 contiguous=0..0 total_bytes=0..*\n");
-  REQUIRE(mpix::load_tuning_table(path, &table) == MPIX_SUCCESS);
-  mpix::ExchangeFacts f = facts_of(16, 4, 64, false);
-  CHECK(table.match(mpix::kAlltoallv, f)->algorithm->name == std::string("pairwise"));
-  f = facts_of(16, 4, 1000, false);
-  CHECK(table.match(mpix::kAlltoallv, f)->algorithm->name == std::string("tuna"));
-  f = facts_of(16, 2, 1000, false);
-  CHECK(table.match(mpix::kAlltoallv, f) == nullptr);
-  f.persistent = true;
-  CHECK(table.match(mpix::kAlltoallv, f)->algorithm->name == std::string("nonblocking"));
-  f.persistent = false;
-  f.contiguous = false;
-  CHECK(table.match(mpix::kAlltoallv, f)->algorithm->name == std::string("scattered"));
-  CHECK(table.match(mpix::kAlltoall, f) == nullptr);
-
-  const std::pair<const char*, const char*> bad[] = {
-      {"alltoallv * * * * pairwise mean_block=5\n", "expected lo..hi"},
-      {"alltoallv * * * * pairwise mean_block=9..5\n", "lo <= hi"},
-      {"alltoallv * * * * pairwise mean_block=..5\n", "expected lo..hi"},
-      {"alltoallv * * * * pairwise mean_block=-1..5\n", "numbers >= 0"},
-      {"alltoallv * * * * pairwise mean_block=a..b\n", "expected lo..hi"},
-      {"alltoallv * * * * pairwise colour=1..2\n", "unknown condition 'colour'"},
-      {"alltoallv * * * * pairwise mpix_radix=2\n", "does not take mpix_radix"},
-      {"alltoallv * * * * pairwise mpix_colour=2\n", "unknown key 'mpix_colour'"},
-      {"alltoallv * * * * tuna mpix_radix=1\n", "must be 2..P"},
-      {"alltoallv * * * *\n", "expected <op>"},
-      {"alltoallw * * * * pairwise\n", "unknown operation"},
-      {"alltoallv 4 2 * * pairwise\n", "empty range"},
-      {"alltoallv x * * * pairwise\n", "ranks must be integers"},
-      {"alltoallv * * -1 * pairwise\n", "bytes must be integers"},
-      {"alltoallv * * * * no_such\n", "unknown algorithm 'no_such'"},
-      {"alltoall * * * * pairwise nonempty\n", "expected key=value"},
-  };
-  for (const auto& [text, why] : bad) {
-    std::string file = write_file("badrule", std::string("# header\n\n") + text);
-    CHECK(mpix::load_tuning_table(file, &table) == MPIX_ERR_TUNING_FILE);
-    CHECK(message_has(why));
-    CHECK(message_has(":3:"));
-  }
-  std::string nul = write_file("nulrule", std::string("alltoallv * * * * pair\0wise\n", 28));
-  CHECK(mpix::load_tuning_table(nul, &table) == MPIX_ERR_TUNING_FILE);
-  CHECK(message_has(":1: holds a NUL byte"));
-}
 
 TEST_CASE("the model prefers log-time exchanges for small blocks at scale, a direct exchange at 2 ranks", "[model]") {
   const mpix::MachineProfile profile;
@@ -629,30 +493,3 @@ TEST_CASE("auto chooses ipc_hybrid for large blocks of one node where CMA works,
   }
 }
 
-TEST_CASE("Matrix Market reader: every malformed form is named, a good file read", "[parser]") {
-  const std::string header = "%%MatrixMarket matrix coordinate real general\n";
-  auto read = [](const std::string& text, std::string* error) {
-    std::istringstream in(text);
-    return mpix::workload::read_spmv_needs(in, 2, error);
-  };
-  std::string error;
-  mpix::workload::SpmvNeeds needs = read(header + "% comment\n4 4 2\n1 4 1.0\n4 1 2.0\n", &error);
-  CHECK(error.empty());
-  REQUIRE(needs.size() == 2);
-  CHECK(needs[0].at(1) == std::vector<int>{3});  // rank 0 (rows 0-1) needs column 3 of rank 1
-  const std::pair<std::string, const char*> bad[] = {
-      {"%%MatrixMarket matrix array real general\n4 4\n", "not a readable Matrix Market coordinate file"},
-      {header + "4 x 2\n", "bad size line"},
-      {header + "0 4 1\n1 1 1\n", "bad size line"},
-      {header + "4 4 2\n1 9 1.0\n2 2 1.0\n", "bad entry '1 9 1.0'"},
-      {header + "4 4 2\n0 1 1.0\n2 2 1.0\n", "bad entry"},
-      {header + "4 4 5\n1 1 1.0\n", "truncated: 1 of the 5 entries"},
-      {"%%MatrixMarket matrix coordinate real symmetric\n4 3 1\n1 1 1\n", "symmetric but not square"},
-  };
-  for (const auto& [text, says] : bad) {
-    INFO(text);
-    error.clear();
-    read(text, &error);
-    CHECK(error.find(says) != std::string::npos);
-  }
-}
