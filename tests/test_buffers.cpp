@@ -83,6 +83,36 @@ TEST_CASE("ipc_hybrid: direct copies, CMA off, disagreeing sizes", "[ipc]") {
   unsetenv("MPIX_CMA");
 }
 
+// Receivers read the senders' blocks (MPIX_CMA=read) where the exposures of a
+// sender look evenly spaced. Rank 0 sends one block to ranks 1 and 2 (legal MPI),
+// its exposures A, A, A + 2 s, A + 3 s, ...: the first step of 0 was taken for no
+// stride yet, so the spacing came out as s and rank 2 read at A + s.
+TEST_CASE("ipc_hybrid: a sender's block shared by two peers, read directly", "[ipc]") {
+  const int size = harness::world_size(), rank = harness::world_rank();
+  if (size < 4) return;
+  const int block = 512;  // ints
+  std::vector<int> send((std::size_t)size * block), counts(size, block), sdispls(size), rdispls(size);
+  for (std::size_t k = 0; k < send.size(); ++k) send[k] = rank * 1000003 + (int)k;
+  for (int j = 0; j < size; ++j) {
+    sdispls[j] = rank != 0 ? j * block : j == 0 ? 3 * block : j <= 2 ? 0 : (j - 1) * block;
+    rdispls[j] = j * block;
+  }
+  std::vector<int> expected((std::size_t)size * block, -1), recv((std::size_t)size * block, -1);
+  MPI_Alltoallv(send.data(), counts.data(), sdispls.data(), MPI_INT, expected.data(), counts.data(), rdispls.data(),
+                MPI_INT, MPI_COMM_WORLD);
+  setenv("MPIX_CMA", "read", 1);
+  {
+    Comm guard;
+    REQUIRE(MPIX_Comm_update_locality(guard.comm, size) == MPIX_SUCCESS);  // one node
+    harness::Info info{{"mpix_alltoallv_algorithm", "ipc_hybrid"}, {"mpix_ipc_threshold", "0"}};
+    REQUIRE(MPIX_Alltoallv(send.data(), counts.data(), sdispls.data(), MPI_INT, recv.data(), counts.data(),
+                           rdispls.data(), MPI_INT, info.info, guard.comm) == MPIX_SUCCESS);
+    INFO("CMA " << (guard.comm->direct_copy.cma() ? "on" : "off: " + guard.comm->direct_copy.cma_off_reason()));
+    CHECK(all_ranks(recv == expected));
+  }
+  unsetenv("MPIX_CMA");
+}
+
 // Memory types and device buffers. Host memory is always recognised as such (also
 // in CUDA builds on a machine without a GPU or driver: not an error). The device
 // part needs a GPU: without one it says why and checks nothing more.

@@ -511,8 +511,25 @@ TEST_CASE("tuning files: rules, precedence, and files that are missing or malfor
       CHECK(message_has((this_p + ":1: ").c_str()));
       CHECK(message_has("mpix_radix"));
     }
+    // A rule whose radix fits P but not the ranks per node (a file measured on
+    // other nodes) is passed over like one that does not match; the next decides.
+    const std::string other_layout = path + ".layout";
+    if (size >= 3) {
+      write_to(other_layout, "alltoallv 1 * 0 * tuna_hier_staggered mpix_radix=3\nalltoallv 1 * 0 * pairwise\n");
+      harness::Info layout{{"mpix_tuning_file", other_layout}};
+      Comm nodes_of_two;
+      REQUIRE(MPIX_Comm_update_locality(nodes_of_two.comm, 2) == MPIX_SUCCESS);
+      std::swap(c.comm, nodes_of_two.comm);
+      CHECK(all_ranks(run(layout.info, &algorithm, &params) == MPIX_SUCCESS && algorithm == "pairwise"));
+      REQUIRE(MPIX_Comm_update_locality(c.comm, 0) == MPIX_SUCCESS);  // one node: radix 3 fits
+      const bool whole_node = c.comm->locality.num_nodes() == 1;
+      CHECK(all_ranks(run(layout.info, &algorithm, &params) == MPIX_SUCCESS &&
+                      (!whole_node || algorithm == "tuna_hier_staggered")));
+      std::swap(c.comm, nodes_of_two.comm);
+    }
     std::remove(other_ranks.c_str());
     std::remove(this_p.c_str());
+    std::remove(other_layout.c_str());
   }
 
   write("# measured\n"

@@ -17,7 +17,30 @@ grep -Eq "^alltoall_bandwidth *= [1-9]" "$work/machine.txt"
 
 "$@" -n 2 "$tools/mpix-tune" --sizes 16,2k --iters 1 --ppn 1 --out "$work/tuning.txt" > "$work/tune.out"
 test "$(grep -c '^alltoallv 2 2 ' "$work/tuning.txt")" = 2
+# Each rule for the measured layout, its bytes up to the cell's size.
+grep -q '^alltoallv 2 2 0 16 .* nodes=2\.\.2 ppn=1\.\.1 ' "$work/tuning.txt"
+grep -q '^alltoallv 2 2 17 \* .* nodes=2\.\.2 ppn=1\.\.1 ' "$work/tuning.txt"
 grep -q "measured best" "$work/tune.out"
+
+# A fixed distribution is one cell whatever --sizes says.
+"$@" -n 2 "$tools/mpix-tune" --sizes 16,2k --dist fft_n2 --iters 1 --ppn 1 --out "$work/fixed.txt" > /dev/null
+test "$(grep -c '^alltoallv' "$work/fixed.txt")" = 1
+# Where no candidate runs, the cell is named with the reason, nothing is written
+# and the exit status is 1 (it said "wrote" and exited 0).
+if MPIX_MACHINE_FILE="$work/none.txt" "$@" -n 2 "$tools/mpix-tune" --sizes 16 --iters 1 --out "$work/failed.txt" \
+  > /dev/null 2> "$work/failed.err"; then
+  echo "mpix-tune exited 0 where every candidate failed"; exit 1
+fi
+grep -q "no candidate ran (.*machine file $work/none.txt: cannot be opened" "$work/failed.err"
+grep -q "failed.txt not written" "$work/failed.err"
+test ! -e "$work/failed.txt"
+# Options: a flag with a value, an option twice, profile with tuning options.
+for bad in "--profile=no" "--sizes 16 --sizes 32" "--profile --sizes 16" "--iters 100001"; do
+  if "$@" -n 1 "$tools/mpix-tune" $bad --out "$work/opt.txt" > /dev/null 2> "$work/opt.err"; then
+    echo "mpix-tune $bad exited 0"; exit 1
+  fi
+  grep -Eq "takes no value|given twice|not to --profile|from 1 to 100000" "$work/opt.err"
+done
 
 MPIX_MACHINE_FILE="$work/machine.txt" MPIX_TUNING_FILE="$work/tuning.txt" MPIX_VERBOSE=1 \
   "$@" -n 2 "$tools/mpix-bench" --algorithms auto --sizes 16,2k --iters 1 --warmup 0 --ppn 1 --check \
@@ -40,8 +63,8 @@ if "$@" -n 2 "$tools/mpix-tune" --sizes 16 --iters 1 --ppn 1 --out "$work/no/suc
 fi
 grep -q "cannot write $work/no/such/dir/t.txt" "$work/unwritable.out"
 # The same for a profile, and for an --out that is a directory.
-for mode in --profile ""; do
-  if "$@" -n 2 "$tools/mpix-tune" $mode --sizes 16 --iters 1 --ppn 1 --out "$work" > "$work/dir.out" 2>&1; then
+for mode in --profile "--sizes 16 --iters 1"; do
+  if "$@" -n 2 "$tools/mpix-tune" $mode --ppn 1 --out "$work" > "$work/dir.out" 2>&1; then
     echo "mpix-tune $mode exited 0 with a directory as --out"; exit 1
   fi
   grep -q "out $work: is a directory" "$work/dir.out"

@@ -51,15 +51,17 @@ const char* const kUsage = R"(Usage: mpiexec.mpich -n P mpix-tune [options]
   --ppn N                emulate nodes of N consecutive ranks
   --help
 
-The tuning file's rules hold for this rank count; each names the largest-block
-range and the mean-block range of its cell, so that other distributions of the
-same largest block fall to the next rule or to the model.
+The tuning file's rules hold for this rank count and node layout (nodes, ranks
+per node); each names the largest-block range and the mean-block range of its
+cell, so that other distributions of the same largest block fall to the next rule
+or to the model. A fixed distribution (fft_n1, fft_n2) is one cell.
 )";
 
 using mpix::workload::Distribution;
 
 struct Options {
   bool profile = false, help = false;
+  bool dists_given = false;
   std::string out;
   mpix::Op op = mpix::kAlltoallv;
   std::vector<long long> sizes = {16, 256, 4096, 65536};
@@ -70,6 +72,7 @@ struct Options {
 
 
 std::string parse(int argc, char** argv, Options* o) {
+  std::vector<std::string> seen;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i], value;
     std::size_t eq = arg.find('=');
@@ -86,6 +89,13 @@ std::string parse(int argc, char** argv, Options* o) {
       return true;
     };
     long long number = 0;
+    // The last of two values was taken silently; a list goes in one option.
+    if (std::find(seen.begin(), seen.end(), arg) != seen.end())
+      return arg + " given twice" +
+             (arg == "--sizes" || arg == "--dist" ? " (several values go in one list: " + arg + " A,B)" : "");
+    seen.push_back(arg);
+    if ((arg == "--help" || arg == "-h" || arg == "--profile") && has_value)
+      return arg + " takes no value (" + arg + "=" + value + ")";
     if (arg == "--help" || arg == "-h") {
       o->help = true;
     } else if (arg == "--profile") {
@@ -108,17 +118,19 @@ std::string parse(int argc, char** argv, Options* o) {
         o->sizes.push_back(bytes);
       }
       std::sort(o->sizes.begin(), o->sizes.end());
+      o->sizes.erase(std::unique(o->sizes.begin(), o->sizes.end()), o->sizes.end());
     } else if (arg == "--dist") {
       if (!next()) return "--dist needs a value";
       o->dists.clear();
+      o->dists_given = true;
       for (const std::string& part : bench::split(value, ',')) {
         Distribution d;
         if (!mpix::workload::parse_distribution(part, &d)) return "--dist: unknown distribution '" + part + "'";
-        o->dists.push_back(d);
+        if (std::find(o->dists.begin(), o->dists.end(), d) == o->dists.end()) o->dists.push_back(d);
       }
     } else if (arg == "--iters") {
       if (!next() || !mpix::parse_integer(value, &number) || number < 1 || number > 100000)
-        return "--iters needs an integer >= 1";
+        return "--iters needs an integer from 1 to 100000";
       o->iters = (int)number;
     } else if (arg == "--ppn") {
       if (!next() || !mpix::parse_integer(value, &number) || number < 0 || number > 1 << 30)
@@ -129,6 +141,10 @@ std::string parse(int argc, char** argv, Options* o) {
       return "unknown option '" + arg + "'";
     }
   }
+  if (o->profile)
+    for (const char* tuning_only : {"--op", "--sizes", "--dist", "--iters"})
+      if (std::find(seen.begin(), seen.end(), tuning_only) != seen.end())
+        return std::string(tuning_only) + " applies to the tuning of algorithms, not to --profile";
   if (o->out.empty()) o->out = o->profile ? "machine.txt" : "tuning.txt";
   return "";
 }
@@ -377,12 +393,15 @@ void build_cell(Cell* c, int rank, int size, mpix::Op op) {
 struct Measured {
   std::string algorithm, params;  // params as info key=value words of a tuning rule
   std::string described;          // as the library describes them
+  std::string error;              // (rank 0) why it was not measured
+  long long size = 0;             // the cell's largest block, S (fixed distributions: their own)
   double seconds = -1;
   double predicted = 0;
   mpix::ExchangeFacts facts;
 };
 
-// Median over `iters` blocking calls (maximum over ranks per call); -1 if it failed.
+// Median over `iters` blocking calls (maximum over ranks per call); -1 if it failed,
+// with the reason in `error`.
 Measured measure(const Options& o, MPIX_Comm* comm, Cell& c, const std::string& algorithm,
                  const std::vector<std::pair<std::string, std::string>>& keys) {
   Measured m;
@@ -424,11 +443,14 @@ Measured measure(const Options& o, MPIX_Comm* comm, Cell& c, const std::string& 
       MPI_Allreduce(local, all, 2, MPI_DOUBLE, MPI_MAX, world);
       if (all[1] != 0) {
         times.clear();
+        m.error = "a timed call failed on some rank";
         break;
       }
       if (it > 0) times.push_back(all[0]);
     }
     if (!times.empty()) m.seconds = bench::median(times);
+  } else {
+    m.error = error;
   }
   MPIX_Info_free(&info);
   return m;
@@ -442,14 +464,22 @@ int tune_main(const Options& o, MPIX_Comm* comm) {
   const bool tty = isatty(fileno(stderr));
   std::vector<std::string> rules;
   std::vector<Measured> bests;
-  int cell_index = 0, cells = (int)(o.sizes.size() * (o.op == mpix::kAlltoall ? 1 : o.dists.size()));
+  const std::vector<Distribution> dists =
+      o.op == mpix::kAlltoall ? std::vector<Distribution>{Distribution::constant} : o.dists;
+  int cell_index = 0, cells = 0;
+  for (Distribution dist : dists) cells += mpix::workload::fixed_sizes(dist) ? 1 : (int)o.sizes.size();
+  if (rank == 0 && o.op == mpix::kAlltoall && o.dists_given)
+    std::fprintf(stderr, "mpix-tune: note: --op alltoall sends S bytes per block; --dist is ignored\n");
   const std::string partial = o.out + ".partial";
-  bool written = true;
+  bool written = false, unwritable = false;
+  int failed_cells = 0;
   if (rank == 0)
     std::printf("%-10s %8s %-28s %12s   %-28s %12s %12s\n", "dist", "S", "measured best", "time_us", "auto (model)",
                 "time_us", "predicted_us");
-  for (Distribution dist : o.op == mpix::kAlltoall ? std::vector<Distribution>{Distribution::constant} : o.dists) {
+  for (Distribution dist : dists) {
     for (long long S : o.sizes) {
+      // A fixed distribution's blocks do not depend on S: one cell, at the first size.
+      if (mpix::workload::fixed_sizes(dist) && S != o.sizes.front()) continue;
       ++cell_index;
       Cell c{dist, S, {}, {}, {}, {}, {}, {}};
       build_cell(&c, rank, size, o.op);
@@ -475,6 +505,7 @@ int tune_main(const Options& o, MPIX_Comm* comm) {
         for (const auto& combo : combos) candidates.emplace_back(a.name, combo);
       }
       Measured best;
+      std::string first_error;
       for (std::size_t k = 0; k < candidates.size(); ++k) {
         if (rank == 0 && tty)
           std::fprintf(stderr, "\rmpix-tune: cell %d/%d (%s, S=%lld): candidate %zu/%zu %s\033[K", cell_index, cells,
@@ -482,15 +513,30 @@ int tune_main(const Options& o, MPIX_Comm* comm) {
                        candidates[k].first.c_str());
         Measured m = measure(o, comm, c, candidates[k].first, candidates[k].second);
         if (m.seconds >= 0 && (best.seconds < 0 || m.seconds < best.seconds)) best = m;
+        if (m.seconds < 0 && first_error.empty()) first_error = candidates[k].first + ": " + m.error;
       }
       Measured chosen = measure(o, comm, c, "auto", {});
       if (rank == 0 && tty) std::fprintf(stderr, "\r\033[K");
-      if (best.seconds < 0) continue;
+      const char* dist_name = mpix::workload::distribution_name(dist);
+      if (best.seconds < 0) {
+        ++failed_cells;
+        if (rank == 0)
+          std::fprintf(stderr, "mpix-tune: cell %s S=%lld: no candidate ran (%s)\n", dist_name, S,
+                       first_error.empty() ? "there are none" : first_error.c_str());
+        continue;
+      }
+      best.size = mpix::workload::fixed_sizes(dist) ? best.facts.max_block : S;
       bests.push_back(best);
       if (rank == 0) {
-        std::printf("%-10s %8lld %-28s %12.2f   %-28s %12.2f %12.2f\n", mpix::workload::distribution_name(dist), S,
-                    best.described.c_str(), best.seconds * 1e6, chosen.described.c_str(), chosen.seconds * 1e6,
-                    chosen.predicted * 1e6);
+        if (chosen.seconds < 0) {
+          std::printf("%-10s %8lld %-28s %12.2f   %-28s %12s %12s\n", dist_name, best.size, best.described.c_str(),
+                      best.seconds * 1e6, "error", "-", "-");
+          std::fprintf(stderr, "mpix-tune: cell %s S=%lld: auto failed: %s\n", dist_name, best.size,
+                       chosen.error.c_str());
+        } else {
+          std::printf("%-10s %8lld %-28s %12.2f   %-28s %12.2f %12.2f\n", dist_name, best.size, best.described.c_str(),
+                      best.seconds * 1e6, chosen.described.c_str(), chosen.seconds * 1e6, chosen.predicted * 1e6);
+        }
         std::fflush(stdout);
         // Rules for this rank count, each for its largest-block range (up to the
         // next size) and a mean-block range around its cell (geometric midpoints to
@@ -503,34 +549,46 @@ int tune_main(const Options& o, MPIX_Comm* comm) {
           const Measured& m = sorted[i];
           double lo = 0, hi = HUGE_VAL;
           for (std::size_t j = 0; j < sorted.size(); ++j) {
-            if (j == i || sorted[j].facts.max_block != m.facts.max_block) continue;
+            if (j == i || sorted[j].size != m.size) continue;
             double mid = std::sqrt(std::max(1.0, sorted[j].facts.mean_block()) * std::max(1.0, m.facts.mean_block()));
             if (sorted[j].facts.mean_block() < m.facts.mean_block()) lo = std::max(lo, mid);
             else hi = std::min(hi, mid);
           }
-          // Largest blocks in (the next smaller cell's, this cell's]; the largest
-          // cell's rule is open above.
+          // Largest blocks in (the next smaller cell's size, this cell's]; the
+          // largest cell's rule is open above. The measured layout is a condition:
+          // a parameter measured best on these nodes may not fit others.
           long long below = 0, largest = 0;
           for (const Measured& other : sorted) {
-            if (other.facts.max_block < m.facts.max_block) below = std::max(below, other.facts.max_block + 1);
-            largest = std::max(largest, other.facts.max_block);
+            if (other.size < m.size) below = std::max(below, other.size + 1);
+            largest = std::max(largest, other.size);
           }
           out << mpix::op_name(o.op) << " " << size << " " << size << " " << below << " "
-              << (m.facts.max_block == largest ? std::string("*") : std::to_string(m.facts.max_block)) << " "
-              << m.algorithm << (m.params.empty() ? "" : " " + m.params) << " mean_block=" << lo << ".."
+              << (m.size == largest ? std::string("*") : std::to_string(m.size)) << " " << m.algorithm
+              << (m.params.empty() ? "" : " " + m.params) << " nodes=" << m.facts.nodes << ".." << m.facts.nodes
+              << " ppn=" << m.facts.max_ppn << ".." << m.facts.max_ppn << " mean_block=" << lo << ".."
               << (std::isinf(hi) ? std::string("*") : std::to_string(hi)) << "\n";
         }
         out.close();
         if (!out || std::rename(partial.c_str(), o.out.c_str()) != 0) {
-          if (written) std::fprintf(stderr, "mpix-tune: cannot write %s\n", o.out.c_str());
-          written = false;
+          if (!unwritable) std::fprintf(stderr, "mpix-tune: cannot write %s\n", o.out.c_str());
+          unwritable = true;
+        } else {
+          written = true;
         }
       }
     }
   }
-  if (rank == 0 && written)
-    std::fprintf(stderr, "mpix-tune: wrote %s (use it with MPIX_TUNING_FILE=%s)\n", o.out.c_str(), o.out.c_str());
-  return written ? 0 : 1;
+  if (rank == 0) {
+    if (written && !unwritable)
+      std::fprintf(stderr, "mpix-tune: wrote %s (use it with MPIX_TUNING_FILE=%s)%s\n", o.out.c_str(), o.out.c_str(),
+                   failed_cells ? "; it has no rule for the cells that failed" : "");
+    else if (!unwritable)
+      std::fprintf(stderr, "mpix-tune: no cell was measured; %s not written\n", o.out.c_str());
+    if (failed_cells) std::fprintf(stderr, "mpix-tune: %d of %d cells failed\n", failed_cells, cells);
+  }
+  int status = written && !unwritable && !failed_cells ? 0 : 1;  // rank 0 writes
+  MPI_Bcast(&status, 1, MPI_INT, 0, world);
+  return status;
 }
 
 int tune(int argc, char** argv) {

@@ -285,10 +285,11 @@ class IpcHybrid : public Plan {
     const int q = (int)members_.size();
     // Evenly spaced: exposure j = exposure 0 + j * stride, all of one size and one
     // allocation (a uniform exchange into one buffer).
+    // The second exposure sets the stride, which may be 0 (one block for all).
     const Exposure* first = nullptr;
     int first_index = 0;
     long long stride = 0;
-    bool regular = true;
+    bool stride_known = false, regular = true;
     for (int j = 0; j < q && regular; ++j) {
       if (!mine[j].address) continue;
       if (!first) {
@@ -297,9 +298,10 @@ class IpcHybrid : public Plan {
         continue;
       }
       long long step = (long long)(mine[j].address - first->address);
-      if (stride == 0 && j > first_index) {
+      if (!stride_known) {
         if (step % (j - first_index) != 0) regular = false;
         stride = step / (j - first_index);
+        stride_known = true;
       }
       regular = regular && step == stride * (j - first_index) && mine[j].bytes == first->bytes &&
                 mine[j].device == first->device &&

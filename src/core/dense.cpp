@@ -337,7 +337,20 @@ int plan_dense(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm, Reusabl
   std::string reason = "asked for";
   const Algorithm* algorithm = hints.asked;
   std::vector<Prediction> ranked;
-  const TuningRule* rule = hints.tuning ? hints.tuning->match(a.op, context.facts) : nullptr;
+  // A rule whose parameters do not fit this call's layout (a radix above the ranks
+  // per node of a hierarchical TuNA: a file measured on another layout) is passed
+  // over, as one that does not match; checked at load against P only.
+  int passed_over = 0;
+  auto fits = [&](const TuningRule& candidate) {
+    if (!candidate.algorithm->cost) return true;
+    MPIX_Info_s merged = with_rule_hints(info, candidate);
+    Params params;
+    const bool fit = resolve_params(&merged, candidate.algorithm->params, comm->size, &params) == MPIX_SUCCESS &&
+                     candidate.algorithm->cost(context.facts, params, *context.profile).valid;
+    if (!fit && !passed_over) passed_over = candidate.line;
+    return fit;
+  };
+  const TuningRule* rule = hints.tuning ? hints.tuning->match(a.op, context.facts, fits) : nullptr;
   MPIX_TRY(probe_direct_copy(a.op, algorithm, rule, comm, &context));
   if (rule) {
     algorithm = rule->algorithm;
@@ -351,6 +364,9 @@ int plan_dense(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm, Reusabl
     if (verbose)  // the text only MPIX_VERBOSE shows: a blocking call at 2 ranks takes a few us
       reason = format("auto: predicted %s on %s", microseconds(choice.seconds).c_str(), hints.profile->source.c_str());
   }
+  if (verbose && passed_over)
+    reason += format(" (tuning file %s:%d passed over: its parameters do not fit this node layout)",
+                     hints.tuning->path.c_str(), passed_over);
   // A radix left to the library (`auto`, the default) is the model's best for the
   // algorithm; the other parameters of an algorithm asked for by name or by a
   // tuning rule keep their documented defaults.

@@ -30,7 +30,8 @@ double condition_fact(int fact, const ExchangeFacts& f) {
   return 0;
 }
 
-const TuningRule* TuningTable::match(Op op, const ExchangeFacts& facts) const {
+const TuningRule* TuningTable::match(Op op, const ExchangeFacts& facts,
+                                     const std::function<bool(const TuningRule&)>& fits) const {
   for (const TuningRule& rule : rules) {
     if (rule.op != op || facts.ranks < rule.min_ranks || facts.ranks > rule.max_ranks ||
         facts.max_block < rule.min_bytes || facts.max_block > rule.max_bytes)
@@ -40,7 +41,7 @@ const TuningRule* TuningTable::match(Op op, const ExchangeFacts& facts) const {
       double value = condition_fact(c.fact, facts);
       all = all && value >= c.lo && value <= c.hi;
     }
-    if (all) return &rule;
+    if (all && (!fits || fits(rule))) return &rule;
   }
   return nullptr;
 }

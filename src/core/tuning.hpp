@@ -11,6 +11,7 @@
 // kConditionNames. The first rule that matches the call wins; no match falls back
 // to the built-in model.
 #pragma once
+#include <functional>
 #include <istream>
 #include <string>
 #include <utility>
@@ -48,7 +49,9 @@ struct TuningTable {
   std::vector<TuningRule> rules;
   long long content_hash = 0;  // for the agreement between ranks
 
-  const TuningRule* match(Op op, const ExchangeFacts& facts) const;
+  // The first rule that matches the call and that `fits` (when given) accepts.
+  const TuningRule* match(Op op, const ExchangeFacts& facts,
+                          const std::function<bool(const TuningRule&)>& fits = nullptr) const;
 };
 
 // Reads and checks a tuning file; MPIX_ERR_TUNING_FILE naming the file, the line

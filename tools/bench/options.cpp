@@ -349,6 +349,10 @@ std::string parse_options(int argc, char** argv, Options* o) {
     }
   }
   if (o->help) return "";
+  // The loops count warmup and timed calls in an int.
+  if ((long long)o->warmup + o->iters > INT_MAX)
+    return "--warmup " + std::to_string(o->warmup) + " and --iters " + std::to_string(o->iters) +
+           ": at most " + std::to_string(INT_MAX) + " calls together";
   if (is_sdde(o->op)) {
     if (o->patterns.empty() && o->matrices.empty()) o->patterns = {"stencil2d", "random"};
     if (!o->sizes_given) o->sizes = {16};
