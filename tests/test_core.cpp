@@ -67,6 +67,9 @@ TEST_CASE("info keys and values", "[info]") {
                                          {"mpix_seed", "-9223372036854775809", "not a 64-bit integer"},
                                          {"mpix_ipc_threshold", "-1", ">= 0"},
                                          {"mpix_ipc_threshold", "9223372036854775808", "too large"},
+                                         {"mpix_ipc_threshold", "8k", "not a number"},
+                                         {"mpix_memcpy_threshold", "12 ", "not a number"},
+                                         {"mpix_memcpy_threshold", "1e3", "not a number"},
                                          {"mpix_check_args", "maybe", "true or false"},
                                          {"mpix_tuning_file", "", "empty"},
                                          {"mpix_alltoallv_algorithm", "no_such", "unknown algorithm"},
@@ -354,49 +357,63 @@ TEST_CASE("persistent requests: start, wait, reuse, several active at once", "[p
   CHECK(MPIX_Request_free(&rb) == MPIX_SUCCESS);
 }
 
-// MPIX_Test must not wait: with two requests active, each rank tests them in turn
-// (odd ranks B first), and a test that waited inside one request for a rank testing
-// the other would hang both (node_aware did, in its node phase, before 2026-11-28).
-TEST_CASE("persistent requests: two completed by tests in turn, every algorithm", "[persistent]") {
+// Two requests started in the same order everywhere, completed in opposite orders
+// (odd ranks B first), which MPI allows.
+// - By tests in turn: MPIX_Test must not wait; a test that waited inside one
+//   request for a rank testing the other would hang both (node_aware did, in its
+//   node phase, before 2026-11-28).
+// - By waits: a rank waits for B while its peer waits for A; each wait must move
+//   the other request on too. Plans moved only inside their own wait, so with
+//   blocks too large to be sent eagerly both hung (pairwise, bruck, tuna,
+//   ipc_hybrid; found through the interposer, before 2026-11-29).
+TEST_CASE("persistent requests: two completed in opposite orders, by tests or by waits, every algorithm",
+          "[persistent]") {
   Comm c;
   const int size = harness::world_size(), rank = harness::world_rank();
   const std::vector<std::string> alltoall_names = mpix::algorithm_names(mpix::kAlltoall);
-  for (const std::string& name : mpix::algorithm_names(mpix::kAlltoallv)) {
-    INFO(name);
-    const bool both = std::find(alltoall_names.begin(), alltoall_names.end(), name) != alltoall_names.end();
-    harness::Info info{{"mpix_alltoallv_algorithm", name}, {"mpix_alltoall_algorithm", both ? name : "pmpi"}};
-    // A: 0 to 4 ints per pair; B: 3 ints per pair.
-    std::vector<int> send_counts(size), send_displs(size), recv_counts(size), recv_displs(size);
-    int sent = 0, received = 0;
-    for (int j = 0; j < size; ++j) {
-      send_counts[j] = (rank * 7 + j * 3) % 5, send_displs[j] = sent, sent += send_counts[j];
-      recv_counts[j] = (j * 7 + rank * 3) % 5, recv_displs[j] = received, received += recv_counts[j];
+  for (const bool waits : {false, true}) {
+    for (const std::string& name : mpix::algorithm_names(mpix::kAlltoallv)) {
+      INFO(name << (waits ? ", waits" : ", tests"));
+      // Waits: blocks of up to 128 KiB, past MPICH's and Open MPI's eager limits.
+      const int unit = waits ? 8192 : 1;
+      const bool both = std::find(alltoall_names.begin(), alltoall_names.end(), name) != alltoall_names.end();
+      harness::Info info{{"mpix_alltoallv_algorithm", name}, {"mpix_alltoall_algorithm", both ? name : "pmpi"}};
+      // A: 0 to 4 units of ints per pair; B: 3 units per pair.
+      std::vector<int> send_counts(size), send_displs(size), recv_counts(size), recv_displs(size);
+      int sent = 0, received = 0;
+      for (int j = 0; j < size; ++j) {
+        send_counts[j] = (rank * 7 + j * 3) % 5 * unit, send_displs[j] = sent, sent += send_counts[j];
+        recv_counts[j] = (j * 7 + rank * 3) % 5 * unit, recv_displs[j] = received, received += recv_counts[j];
+      }
+      std::vector<int> a_send(sent + 1), a_recv(received + 1), b_send(3 * unit * size), b_recv(3 * unit * size);
+      MPIX_Request *a = nullptr, *b = nullptr;
+      REQUIRE(MPIX_Alltoallv_plan(a_send.data(), send_counts.data(), send_displs.data(), MPI_INT, a_recv.data(),
+                                  recv_counts.data(), recv_displs.data(), MPI_INT, info.info, c.comm,
+                                  &a) == MPIX_SUCCESS);
+      REQUIRE(MPIX_Alltoall_plan(b_send.data(), 3 * unit, MPI_INT, b_recv.data(), 3 * unit, MPI_INT, info.info,
+                                 c.comm, &b) == MPIX_SUCCESS);
+      for (int start = 0; start < 3; ++start) {
+        for (int x = 0; x < sent; ++x) a_send[x] = rank * 10000 + start * 1000 + x;
+        for (int x = 0; x < 3 * unit * size; ++x) b_send[x] = -(rank * 10000 + start * 1000 + x);
+        std::vector<int> a_expected(received + 1), b_expected(3 * unit * size);
+        MPI_Alltoallv(a_send.data(), send_counts.data(), send_displs.data(), MPI_INT, a_expected.data(),
+                      recv_counts.data(), recv_displs.data(), MPI_INT, MPI_COMM_WORLD);
+        MPI_Alltoall(b_send.data(), 3 * unit, MPI_INT, b_expected.data(), 3 * unit, MPI_INT, MPI_COMM_WORLD);
+        REQUIRE(MPIX_Start(a) == MPIX_SUCCESS);
+        REQUIRE(MPIX_Start(b) == MPIX_SUCCESS);
+        MPIX_Request* order[2] = {rank % 2 ? b : a, rank % 2 ? a : b};
+        int done[2] = {0, 0};
+        if (waits)
+          for (MPIX_Request* request : order) REQUIRE(MPIX_Wait(request, MPI_STATUS_IGNORE) == MPIX_SUCCESS);
+        while (!waits && !(done[0] && done[1]))
+          for (int k = 0; k < 2; ++k)
+            if (!done[k]) REQUIRE(MPIX_Test(order[k], &done[k], MPI_STATUS_IGNORE) == MPIX_SUCCESS);
+        a_recv.back() = a_expected.back();
+        CHECK(all_ranks(a_recv == a_expected && b_recv == b_expected));
+      }
+      CHECK(MPIX_Request_free(&a) == MPIX_SUCCESS);
+      CHECK(MPIX_Request_free(&b) == MPIX_SUCCESS);
     }
-    std::vector<int> a_send(sent + 1), a_recv(received + 1), b_send(3 * size), b_recv(3 * size);
-    MPIX_Request *a = nullptr, *b = nullptr;
-    REQUIRE(MPIX_Alltoallv_plan(a_send.data(), send_counts.data(), send_displs.data(), MPI_INT, a_recv.data(),
-                                recv_counts.data(), recv_displs.data(), MPI_INT, info.info, c.comm, &a) == MPIX_SUCCESS);
-    REQUIRE(MPIX_Alltoall_plan(b_send.data(), 3, MPI_INT, b_recv.data(), 3, MPI_INT, info.info, c.comm, &b) ==
-            MPIX_SUCCESS);
-    for (int start = 0; start < 3; ++start) {
-      for (int x = 0; x < sent; ++x) a_send[x] = rank * 10000 + start * 1000 + x;
-      for (int x = 0; x < 3 * size; ++x) b_send[x] = -(rank * 10000 + start * 1000 + x);
-      std::vector<int> a_expected(received + 1), b_expected(3 * size);
-      MPI_Alltoallv(a_send.data(), send_counts.data(), send_displs.data(), MPI_INT, a_expected.data(),
-                    recv_counts.data(), recv_displs.data(), MPI_INT, MPI_COMM_WORLD);
-      MPI_Alltoall(b_send.data(), 3, MPI_INT, b_expected.data(), 3, MPI_INT, MPI_COMM_WORLD);
-      REQUIRE(MPIX_Start(a) == MPIX_SUCCESS);
-      REQUIRE(MPIX_Start(b) == MPIX_SUCCESS);
-      MPIX_Request* order[2] = {rank % 2 ? b : a, rank % 2 ? a : b};
-      int done[2] = {0, 0};
-      while (!(done[0] && done[1]))
-        for (int k = 0; k < 2; ++k)
-          if (!done[k]) REQUIRE(MPIX_Test(order[k], &done[k], MPI_STATUS_IGNORE) == MPIX_SUCCESS);
-      a_recv.back() = a_expected.back();
-      CHECK(all_ranks(a_recv == a_expected && b_recv == b_expected));
-    }
-    CHECK(MPIX_Request_free(&a) == MPIX_SUCCESS);
-    CHECK(MPIX_Request_free(&b) == MPIX_SUCCESS);
   }
 }
 

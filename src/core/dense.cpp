@@ -475,13 +475,19 @@ int start_request(MPIX_Request_s* request) {
   request->active = true;
   int rc = request->plan->start();
   if (rc != MPIX_SUCCESS) request->active = false;
+  if (rc == MPIX_SUCCESS) progress_started(request);
   return rc;
 }
 
 int wait_request(MPIX_Request_s* request) {
   request->active = false;
-  MPIX_TRY(request->plan->wait());
+  MPIX_TRY(progress_wait(request));
   return request->device_staging ? request->device_staging->copy_out() : MPIX_SUCCESS;
+}
+
+int test_request(MPIX_Request_s* request, bool* done) {
+  MPIX_TRY(progress_test(request, done));
+  return *done && request->device_staging ? request->device_staging->copy_out() : MPIX_SUCCESS;
 }
 
 int dense_blocking(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm) {

@@ -151,7 +151,7 @@ extern "C" int MPIX_Test(MPIX_Request* request, int* flag, MPI_Status* status) {
   int rc = MPIX_SUCCESS;
   if (request->active) {
     done = false;
-    rc = guarded("MPIX_Test", [&] { return request->plan->test(&done); });
+    rc = guarded("MPIX_Test", [&] { return test_request(request, &done); });
     // A failed exchange is over, as after a failed MPIX_Wait.
     if (done || rc != MPIX_SUCCESS) request->active = false;
   }

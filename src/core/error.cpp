@@ -81,6 +81,23 @@ void set_pending(int code, std::string message) {
   e.pending = std::move(message);
 }
 
+int run_apart(const std::function<int()>& body, std::string* message) {
+  const ThreadErrors saved = errors();
+  errors().pending_code = MPIX_SUCCESS;
+  errors().pending.clear();
+  int rc;
+  try {
+    rc = body();
+  } catch (const std::bad_alloc&) {
+    rc = fail(MPIX_ERR_NO_MEM, "out of memory");
+  }
+  ThreadErrors& e = errors();
+  if (rc == MPIX_SUCCESS && e.pending_code != MPIX_SUCCESS) rc = fail(e.pending_code, e.pending);
+  *message = rc != MPIX_SUCCESS ? e.last : std::string();
+  e = saved;
+  return rc;
+}
+
 int finish_call(const char* name, int rc) {
   ThreadErrors& e = errors();
   if (e.pending_code != MPIX_SUCCESS) {

@@ -1,5 +1,6 @@
 // Error codes and this thread's last error message (API.md, "Errors").
 #pragma once
+#include <functional>
 #include <new>
 #include <string>
 
@@ -32,6 +33,12 @@ void set_pending(int code, std::string message);
 // The end of every API entry point: a pending error becomes the call's error, and
 // a message gets the call's name in front unless it has it already.
 int finish_call(const char* name, int rc);
+
+// Runs `body`, work of another request than the call's own (progress.hpp), apart
+// from this thread's last message and pending error, which are left as they were:
+// its code is returned (a pending error it recorded included) and its message put
+// in `message`.
+int run_apart(const std::function<int()>& body, std::string* message);
 
 // Runs an API entry point's body, turning an exhausted allocation into
 // MPIX_ERR_NO_MEM: no exception leaves the library.

@@ -1,5 +1,6 @@
 #include "info.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <cctype>
 #include <climits>
@@ -138,7 +139,8 @@ int check_value(const KeySpec& spec, const std::string& value, const std::string
       return MPIX_SUCCESS;
     case KeyKind::non_negative:
       if (!is_number) {
-        if (!value.empty() && std::isdigit((unsigned char)value[0]))
+        // Digits alone that do not parse overflowed; "8k", "0x10" or "12 " are no numbers.
+        if (!value.empty() && std::all_of(value.begin(), value.end(), [](char c) { return std::isdigit((unsigned char)c); }))
           return bad_value(source, value, "too large (at most 9223372036854775807)");
         return bad_value(source, value, "not a number (expected an integer >= 0)");
       }

@@ -9,12 +9,14 @@
 #include "comm.hpp"
 #include "datatype.hpp"
 #include "plan.hpp"
+#include "progress.hpp"
 #include "registry.hpp"
 #include "scratch.hpp"
 
 struct MPIX_Request_s {
   explicit MPIX_Request_s(MPIX_Comm_s* owner) : comm(owner) { ++comm->live_requests; }
   ~MPIX_Request_s() {
+    mpix::progress_completed(this);  // a request dropped while started (an exception) leaves no dangling entry
     plan.reset();  // before the types it packs with
     in_place_copy = mpix::ScratchBuffer();
     --comm->live_requests;
@@ -32,6 +34,9 @@ struct MPIX_Request_s {
   mpix::ExchangeFacts facts;   // agreed at planning (what the cost model saw)
   double predicted_seconds = 0;  // the model's time for one blocking call, agreement included (0: no model)
   bool active = false;
+  // Progress from other requests' waits and tests (progress.hpp).
+  mpix::ProgressMutex progress_mutex;
+  mpix::FinishedApart apart;
 
   // MPI_IN_PLACE: the receive buffer's blocks are copied here at each start and
   // sent from here, so that received blocks can overwrite them.

@@ -75,10 +75,12 @@ int prepare_device_buffers(const MPIX_Info_s* info, const char* algorithm, bool 
   const MemoryType send_type = in_place ? MemoryType::host : memory_type(ex->send.buf);
   const MemoryType recv_type = memory_type(ex->recv.buf);
   if (send_type == MemoryType::host && recv_type == MemoryType::host) return MPIX_SUCCESS;
-  if (!std::strcmp(algorithm, "ipc_hybrid")) return MPIX_SUCCESS;  // checks the MPI itself, collectively
+  // In place, each start copies the receive blocks into host scratch with memcpy
+  // (dense.cpp), which device memory cannot be read by: staged for every algorithm.
+  if (!in_place && !std::strcmp(algorithm, "ipc_hybrid")) return MPIX_SUCCESS;  // checks the MPI itself, collectively
   bool aware = false;
   MPIX_TRY(mpi_cuda_aware(info, &aware));
-  if (aware && !std::strcmp(algorithm, "pmpi")) return MPIX_SUCCESS;
+  if (!in_place && aware && !std::strcmp(algorithm, "pmpi")) return MPIX_SUCCESS;
   auto made = std::make_unique<DeviceStaging>();
   if (send_type == MemoryType::device) MPIX_TRY(made->stage(&ex->send, &made->send_));
   if (recv_type == MemoryType::device) MPIX_TRY(made->stage(&ex->recv, &made->recv_));

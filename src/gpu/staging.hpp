@@ -47,8 +47,8 @@ class DeviceStaging {
 
 // Finds the memory type of the call's buffers (once per call or plan). Host
 // buffers: nothing. Device buffers: pass-through for `algorithm` "pmpi" on a
-// CUDA-aware MPI and for "ipc_hybrid"; otherwise `*staging` is made and `ex`
-// pointed at the host copies. `in_place`: the send side is the receive side.
+// CUDA-aware MPI and for "ipc_hybrid" (not in place); otherwise `*staging` is made
+// and `ex` pointed at the host copies. `in_place`: the send side is the receive side.
 int prepare_device_buffers(const MPIX_Info_s* info, const char* algorithm, bool in_place, Exchange* ex,
                            std::unique_ptr<DeviceStaging>* staging);
 

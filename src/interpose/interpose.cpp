@@ -139,7 +139,10 @@ void report_fallback(MPI_Comm comm, const char* function, const std::string& rea
   // if it followed it.
   // Once per job where it can be: the hints are the same on every rank, so rank 0
   // of MPI_COMM_WORLD says it.
-  const bool configuration = rc == MPIX_ERR_INFO_KEY || rc == MPIX_ERR_INFO_VALUE || rc == MPIX_ERR_TUNING_FILE;
+  // Environment variables outside the info keys (MPIX_CMA) fail with MPIX_ERR_ARG,
+  // and name themselves "(environment)".
+  const bool configuration = rc == MPIX_ERR_INFO_KEY || rc == MPIX_ERR_INFO_VALUE || rc == MPIX_ERR_TUNING_FILE ||
+                             reason.find(" (environment)") != std::string::npos;
   const std::string line = std::string(function) + ": " + reason + "; calling PMPI_" + (function + 4);
   if (!configuration || verbose()) {
     report_once(comm, std::string(function) + reason, line);

@@ -110,6 +110,14 @@ def mode_c(interposer, program, launcher):
     if len(said) != 1 or "calling PMPI_Alltoallv" not in said[0]:
         sys.exit(f"FAIL: a malformed MPIX_ALLTOALLV_ALGORITHM is not said once:\n{stderr}")
     print("ok: a malformed hint is said once without MPIX_VERBOSE")
+    # The same for an environment variable outside the info keys (MPIX_ERR_ARG).
+    cma = {"LD_PRELOAD": interposer, "MPIX_ALLTOALLV_ALGORITHM": "ipc_hybrid", "MPIX_CMA": "fast"}
+    lines, stderr = run(launcher, 3, program, [], cma)
+    compare("C, MPIX_CMA=fast", forward, lines)
+    said = [line for line in mpix_lines(stderr) if "MPIX_CMA=fast (environment)" in line]
+    if len(said) != 1:
+        sys.exit(f"FAIL: a malformed MPIX_CMA is not said once:\n{stderr}")
+    print("ok: a malformed MPIX_CMA is said once without MPIX_VERBOSE")
 
 
 def mode_fortran(interposer, fortran_compiler, launcher):

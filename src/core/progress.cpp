@@ -1,0 +1,124 @@
+#include "progress.hpp"
+
+#include <algorithm>
+#include <mutex>
+#include <vector>
+
+#include "error.hpp"
+#include "request.hpp"
+
+#ifdef MPIX_SIMULATED
+#include <simgrid/actor.h>
+
+#include <map>
+#endif
+
+namespace mpix {
+
+namespace {
+
+// The started requests of this process; of this simulated rank in the simulated
+// build, where SMPI runs every rank in one OS thread (as error.cpp's messages).
+#ifdef MPIX_SIMULATED
+std::vector<MPIX_Request_s*>& started() {
+  static std::map<aid_t, std::vector<MPIX_Request_s*>> by_rank;
+  return by_rank[sg_actor_self_get_pid()];
+}
+#else
+std::vector<MPIX_Request_s*>& started() {
+  static std::vector<MPIX_Request_s*> list;
+  return list;
+}
+#endif
+ProgressMutex registry_mutex;
+
+bool others_started(const MPIX_Request_s* own) {
+  std::lock_guard<ProgressMutex> registry(registry_mutex);
+  const std::vector<MPIX_Request_s*>& list = started();
+  return std::any_of(list.begin(), list.end(), [own](const MPIX_Request_s* r) { return r != own; });
+}
+
+// One test of every started request but `own`, the registry locked throughout so
+// that no request leaves it (and is freed) meanwhile.
+void progress_others(const MPIX_Request_s* own) {
+  std::lock_guard<ProgressMutex> registry(registry_mutex);
+  std::vector<MPIX_Request_s*>& list = started();
+  for (std::size_t i = 0; i < list.size();) {
+    MPIX_Request_s* other = list[i];
+    if (other == own || !other->progress_mutex.try_lock()) {
+      ++i;
+      continue;
+    }
+    bool done = false;
+    std::string message;
+    const int code = run_apart([&] { return other->plan->test(&done); }, &message);
+    if (done || code != MPIX_SUCCESS) {
+      other->apart = FinishedApart{true, code, message};
+      list.erase(list.begin() + (std::ptrdiff_t)i);
+    } else {
+      ++i;
+    }
+    other->progress_mutex.unlock();
+  }
+}
+
+// The result of a request that completed inside another's wait or test.
+int apart_result(const FinishedApart& apart) {
+  return apart.code == MPIX_SUCCESS ? MPIX_SUCCESS : fail(apart.code, apart.message);
+}
+
+}  // namespace
+
+void progress_started(MPIX_Request_s* request) {
+  std::lock_guard<ProgressMutex> registry(registry_mutex);
+  started().push_back(request);
+}
+
+void progress_completed(MPIX_Request_s* request) {
+  std::lock_guard<ProgressMutex> registry(registry_mutex);
+  std::vector<MPIX_Request_s*>& list = started();
+  list.erase(std::remove(list.begin(), list.end(), request), list.end());
+  request->apart = FinishedApart{};
+}
+
+int progress_wait(MPIX_Request_s* request) {
+  std::unique_lock<ProgressMutex> own(request->progress_mutex);
+  int code = MPIX_SUCCESS;
+  if (!request->apart.finished) {
+    if (!others_started(request)) {
+      code = request->plan->wait();
+    } else {
+      for (bool done = false; !done && code == MPIX_SUCCESS && !request->apart.finished;) {
+        code = request->plan->test(&done);
+        if (done || code != MPIX_SUCCESS) break;
+        own.unlock();
+        progress_others(request);
+        own.lock();
+      }
+    }
+  }
+  const FinishedApart apart = request->apart;
+  own.unlock();
+  progress_completed(request);
+  return apart.finished ? apart_result(apart) : code;
+}
+
+int progress_test(MPIX_Request_s* request, bool* done) {
+  *done = false;
+  std::unique_lock<ProgressMutex> own(request->progress_mutex);
+  int code = request->apart.finished ? MPIX_SUCCESS : request->plan->test(done);
+  const FinishedApart apart = request->apart;
+  own.unlock();
+  if (apart.finished) {
+    *done = true;
+    code = apart_result(apart);
+  }
+  if (*done || code != MPIX_SUCCESS) {
+    progress_completed(request);
+  } else {
+    progress_others(request);
+  }
+  return code;
+}
+
+}  // namespace mpix

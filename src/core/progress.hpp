@@ -1,0 +1,56 @@
+// Progress of started persistent requests in any order of completion.
+//
+// MPI lets each rank complete its started collectives in its own order: a rank may
+// wait for request B while its peers wait for A, each started before B everywhere
+// (MPI-4.0, section 6.12: only the order of starts is prescribed). mpix's plans
+// move to their next rounds only inside MPIX_Wait and MPIX_Test, so each of these
+// also moves every other started request of the process on, by one test each; a
+// request that completes there keeps its result for its own MPIX_Wait or
+// MPIX_Test. Where the waited request is the only one started, MPIX_Wait blocks
+// in it alone, as before (no polling where nothing else needs it).
+//
+// Under MPI_THREAD_MULTIPLE a request is progressed by one thread at a time (its
+// `progress_mutex`); a request another thread is progressing is skipped.
+#pragma once
+#include <mutex>
+#include <string>
+
+struct MPIX_Request_s;
+
+namespace mpix {
+
+// A request's and the registry's lock. The simulated build runs every rank in the
+// one OS thread of SimGrid, switching ranks inside MPI calls: a lock held across
+// one would be taken again by the same thread. Its ranks have no threads of their
+// own, so there it locks nothing.
+#ifdef MPIX_SIMULATED
+struct ProgressMutex {
+  void lock() {}
+  void unlock() {}
+  bool try_lock() { return true; }
+};
+#else
+using ProgressMutex = std::mutex;
+#endif
+
+// The outcome of a request that completed inside another request's wait or test.
+struct FinishedApart {
+  bool finished = false;
+  int code = 0;
+  std::string message;
+};
+
+// After a successful start; until completed() the request is progressed from the
+// waits and tests of the process's other requests.
+void progress_started(MPIX_Request_s* request);
+void progress_completed(MPIX_Request_s* request);
+
+// Waits for `request` (started, its own wait): blocking where it is the only
+// started request, else testing it and the others in turn. Its code and message,
+// as its plan's wait gives them.
+int progress_wait(MPIX_Request_s* request);
+// Tests `request` once and every other started request once; *done when it has
+// completed (now or inside another request's wait or test).
+int progress_test(MPIX_Request_s* request, bool* done);
+
+}  // namespace mpix
