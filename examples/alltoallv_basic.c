@@ -4,6 +4,10 @@
  *
  *   mpicc.mpich alltoallv_basic.c $(pkg-config --cflags --libs mpix) -o alltoallv_basic
  *   mpiexec.mpich -n 4 ./alltoallv_basic
+ *
+ * With mpix installed outside the loader's default path, add
+ * -Wl,-rpath,$(pkg-config --variable=libdir mpix) to the first line (or set
+ * LD_LIBRARY_PATH).
  */
 #include <mpix/mpix.h>
 #include <stdio.h>

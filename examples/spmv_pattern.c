@@ -10,6 +10,7 @@
  *
  *   mpicc.mpich spmv_pattern.c $(pkg-config --cflags --libs mpix) -o spmv_pattern
  *   mpiexec.mpich -n 4 ./spmv_pattern matrix.mtx [algorithm]
+ *   (mpix outside the loader's default path: see alltoallv_basic.c)
  *
  * The optional algorithm is one of MPIX_Alltoallv_crs's (personalized, nonblocking,
  * personalized_loc, nonblocking_loc); without it the library chooses. The product is

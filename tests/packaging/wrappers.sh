@@ -14,4 +14,21 @@ test -e "$work/build/libmpix.so.0"
 ! grep -q '^Requires' "$work/build/meson-private/mpix.pc"
 mpicc.mpich -I"$src/include" "$src/examples/alltoallv_basic.c" -L"$work/build" -lmpix -o "$work/example"
 LD_LIBRARY_PATH="$work/build" mpiexec.mpich -n 2 "$work/example" > "$work/run.log"
-echo "ok: -Dmpi=wrappers builds libmpix.so.0 with MPI from mpicc/mpicxx; the example runs against it"
+# Its CMake package finds the MPI of the wrapper it was built with, also where the
+# default mpicc is another MPI's (Open MPI's, once installed on Debian): the
+# consumer loaded both MPIs and crashed.
+if command -v cmake >/dev/null; then
+  meson install -C "$work/build" --destdir "$work/root" > "$work/install.log"
+  prefix="$(meson introspect --buildoptions "$work/build" | python3 -c \
+    'import json, sys; print(next(o["value"] for o in json.load(sys.stdin) if o["name"] == "prefix"))')"
+  cmake -S "$src/tests/packaging/consumer" -B "$work/cmake" -DCMAKE_PREFIX_PATH="$work/root$prefix" \
+    -DMPIX_EXAMPLE="$src/examples/alltoallv_basic.c" > "$work/cmake.log" 2>&1 || { cat "$work/cmake.log"; exit 1; }
+  cmake --build "$work/cmake" >> "$work/cmake.log" 2>&1 || { cat "$work/cmake.log"; exit 1; }
+  if ldd "$work/cmake/consumer" | grep -q 'libmpi\.so\.40'; then
+    echo "FAIL: the CMake consumer of a -Dmpi=wrappers (MPICH) build links Open MPI"; ldd "$work/cmake/consumer"; exit 1
+  fi
+  LD_LIBRARY_PATH="$work/root$prefix/$(meson introspect --buildoptions "$work/build" | python3 -c \
+    'import json, sys; print(next(o["value"] for o in json.load(sys.stdin) if o["name"] == "libdir"))')" \
+    mpiexec.mpich -n 2 "$work/cmake/consumer" > "$work/cmake-run.log"
+fi
+echo "ok: -Dmpi=wrappers builds libmpix.so.0 with MPI from mpicc/mpicxx; the example runs against it, also through CMake"
