@@ -2,7 +2,7 @@
 //
 // MPI lets each rank complete its started collectives in its own order: a rank may
 // wait for request B while its peers wait for A, each started before B everywhere
-// (MPI-4.0, section 6.12: only the order of starts is prescribed). mpix's plans
+// (MPI-4.0's persistent collectives: only the order of starts is prescribed). mpix's plans
 // move to their next rounds only inside MPIX_Wait and MPIX_Test, so each of these
 // also moves every other started request of the process on, by one test each; a
 // request that completes there keeps its result for its own MPIX_Wait or
