@@ -88,7 +88,7 @@ int progress_wait(MPIX_Request_s* request) {
     if (!others_started(request)) {
       code = request->plan->wait();
     } else {
-      for (bool done = false; !done && code == MPIX_SUCCESS && !request->apart.finished;) {
+      for (bool done = false; !request->apart.finished;) {
         code = request->plan->test(&done);
         if (done || code != MPIX_SUCCESS) break;
         own.unlock();
