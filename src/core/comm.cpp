@@ -1,5 +1,6 @@
 #include "comm.hpp"
 
+#include <cstdio>
 #include <cstdlib>
 #include <new>
 
@@ -8,6 +9,7 @@
 #include "datatype.hpp"
 #include "error.hpp"
 #include "info.hpp"
+#include "library_comm.hpp"
 
 using namespace mpix;
 
@@ -53,6 +55,7 @@ extern "C" int MPIX_Comm_init(MPIX_Comm** comm, MPI_Comm mpi_comm) {
   // part in the same collectives before the error is returned.
   MPIX_CHECK_MPI(MPI_Comm_dup(mpi_comm, &c->lib_comm));
   MPI_Comm_set_errhandler(c->lib_comm, MPI_ERRORS_RETURN);
+  name_library_comm(c->lib_comm, "duplicate");
   MPI_Comm_size(c->lib_comm, &c->size);
   MPI_Comm_rank(c->lib_comm, &c->rank);
   int* tag_ub = nullptr;
@@ -130,6 +133,12 @@ extern "C" int MPIX_Free(void* ptr) {
 }
 
 namespace mpix {
+
+void name_library_comm(MPI_Comm comm, const char* what) {
+  char name[MPI_MAX_OBJECT_NAME];
+  std::snprintf(name, sizeof name, "%s%s", kLibraryCommPrefix, what);
+  MPI_Comm_set_name(comm, name);
+}
 
 bool reports(MPIX_Comm_s* comm, const std::string& key) {
   const int level = verbose_level();

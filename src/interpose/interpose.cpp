@@ -21,6 +21,7 @@
 
 #include "mpix/mpix.h"
 #include "../core/info.hpp"
+#include "../core/library_comm.hpp"
 #include "interpose.hpp"
 
 namespace mpix_interpose {
@@ -36,6 +37,17 @@ std::set<std::string> reported;            // fallbacks already reported (MPIX_V
 // ranks call PMPI_ there. The address of a byte of ours, never an MPIX_Comm.
 char unusable_marker;
 MPIX_Comm* const kUnusable = reinterpret_cast<MPIX_Comm*>(&unusable_marker);
+// The attribute of a communicator of a libmpix linked into the program
+// (library_comm.hpp): its calls are the library's own, and go to MPI.
+char library_marker;
+MPIX_Comm* const kLibrarys = reinterpret_cast<MPIX_Comm*>(&library_marker);
+
+bool library_comm(MPI_Comm comm) {
+  char name[MPI_MAX_OBJECT_NAME] = "";
+  int length = 0;
+  PMPI_Comm_get_name(comm, name, &length);
+  return std::strncmp(name, mpix::kLibraryCommPrefix, sizeof mpix::kLibraryCommPrefix - 1) == 0;
+}
 
 int delete_comm(MPI_Comm comm, int, void* value, void*) {
   MPIX_Comm* mpix_comm = static_cast<MPIX_Comm*>(value);
@@ -43,7 +55,7 @@ int delete_comm(MPI_Comm comm, int, void* value, void*) {
     std::lock_guard<std::mutex> lock(cache_mutex);
     cached_comms.erase(std::remove(cached_comms.begin(), cached_comms.end(), comm), cached_comms.end());
   }
-  if (mpix_comm != kUnusable) release_comm(mpix_comm);
+  if (mpix_comm != kUnusable && mpix_comm != kLibrarys) release_comm(mpix_comm);
   return MPI_SUCCESS;
 }
 
@@ -178,7 +190,18 @@ MPIX_Comm* mpix_comm_of(MPI_Comm comm, const char* function) {
   PMPI_Comm_get_attr(comm, comm_keyval, &value, &found);
   if (found) {
     if (value == kUnusable) report_fallback(comm, function, "mpix could not set up this communicator");
-    return value == kUnusable ? nullptr : static_cast<MPIX_Comm*>(value);
+    if (value == kLibrarys) report_fallback(comm, function, "a communicator of the libmpix linked into the program");
+    return value == kUnusable || value == kLibrarys ? nullptr : static_cast<MPIX_Comm*>(value);
+  }
+  // Local: every rank of the library's communicator has it named alike.
+  if (library_comm(comm)) {
+    {
+      std::lock_guard<std::mutex> lock(cache_mutex);
+      cached_comms.push_back(comm);
+    }
+    PMPI_Comm_set_attr(comm, comm_keyval, kLibrarys);
+    report_fallback(comm, function, "a communicator of the libmpix linked into the program");
+    return nullptr;
   }
   // Collective, as the call that got here. The ranks agree on the outcome, so that
   // all of them use mpix on this communicator or none does.

@@ -18,6 +18,7 @@
 #define MPI_Comm_get_attr PMPI_Comm_get_attr
 #define MPI_Comm_rank PMPI_Comm_rank
 #define MPI_Comm_set_errhandler PMPI_Comm_set_errhandler
+#define MPI_Comm_set_name PMPI_Comm_set_name
 #define MPI_Comm_size PMPI_Comm_size
 #define MPI_Comm_split PMPI_Comm_split
 #define MPI_Comm_split_type PMPI_Comm_split_type

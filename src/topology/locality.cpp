@@ -4,6 +4,7 @@
 #include <map>
 
 #include "../core/error.hpp"
+#include "../core/library_comm.hpp"
 
 namespace mpix {
 
@@ -60,6 +61,7 @@ int Locality::init(MPI_Comm parent, int ppn) {
   // Detection: the shared-memory communicator is this rank's node; nodes are
   // numbered by their lowest rank so that the numbering is the same everywhere.
   MPIX_CHECK_MPI(MPI_Comm_split_type(parent, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node_comm_));
+  name_library_comm(node_comm_, "node");
   int local_rank = 0, leader = 0;
   MPIX_CHECK_MPI(MPI_Comm_rank(node_comm_, &local_rank));
   MPIX_CHECK_MPI(MPI_Allreduce(&rank_, &leader, 1, MPI_INT, MPI_MIN, node_comm_));
@@ -79,16 +81,20 @@ int Locality::init(MPI_Comm parent, int ppn) {
 }
 
 int Locality::node_comm(MPI_Comm* comm) {
-  if (node_comm_ == MPI_COMM_NULL)
+  if (node_comm_ == MPI_COMM_NULL) {
     MPIX_CHECK_MPI(MPI_Comm_split(enclosing_ != MPI_COMM_NULL ? enclosing_ : parent_, node(), local_rank(),
                                   &node_comm_));
+    name_library_comm(node_comm_, "node");
+  }
   *comm = node_comm_;
   return MPIX_SUCCESS;
 }
 
 int Locality::group_comm(MPI_Comm* comm) {
-  if (group_comm_ == MPI_COMM_NULL)
+  if (group_comm_ == MPI_COMM_NULL) {
     MPIX_CHECK_MPI(MPI_Comm_split(parent_, local_rank(), node(), &group_comm_));
+    name_library_comm(group_comm_, "group");
+  }
   *comm = group_comm_;
   return MPIX_SUCCESS;
 }

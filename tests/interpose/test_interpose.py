@@ -12,6 +12,9 @@ and on aliased buffers, and MPIX_INTERPOSE=0 shows nothing of mpix.
 MODE fortran: exchange_mpi.f90 (use mpi) and exchange_f08.f90 (use mpi_f08),
 compiled here with the MPI's own Fortran wrapper; the same comparisons. With MPICH
 also persistent_f08.f90 (MPI_Alltoall(v)_init), which the interposer leaves to MPI.
+MODE linked: linked.c, which links libmpix, run with the interposer preloaded: the
+library's own MPI_Alltoall(v) calls are left to MPI (one decision line per call,
+each the algorithm asked for, none of auto's).
 MODE valgrind: the C program at 2 ranks under valgrind with the interposer: no
 block that mpix's code allocated is lost (MPI's own losses are MPI's).
 Exit 77 (skipped) when the Fortran compiler or valgrind is missing.
@@ -120,6 +123,18 @@ def mode_c(interposer, program, launcher):
     print("ok: a malformed MPIX_CMA is said once without MPIX_VERBOSE")
 
 
+def mode_linked(interposer, program, launcher):
+    env = {"LD_PRELOAD": interposer, "MPIX_VERBOSE": "1"}
+    lines, stderr = run(launcher, 3, program, [], env)
+    if len(lines) != 9 or any(not line.endswith(" right") for line in lines):
+        sys.exit("FAIL: linked: wrong results:\n" + "\n".join(lines))
+    decisions = [line for line in mpix_lines(stderr) if re.search(ALLTOALL, line) or re.search(ALLTOALLV, line)]
+    if len(decisions) != 3 or any("(asked for)" not in line for line in decisions):
+        sys.exit("FAIL: linked: the library's own calls went through the interposer's mpix:\n" + stderr)
+    expect_lines("linked", stderr, [r"^\[mpix\] interpose: MPI_Alltoallv?: a communicator of the libmpix linked"])
+    print("ok: linked: the library's own calls went to MPI, one decision per call")
+
+
 def mode_fortran(interposer, fortran_compiler, launcher):
     if not shutil.which(fortran_compiler):
         print(f"skip: {fortran_compiler} not found")
@@ -186,6 +201,8 @@ def main():
         mode_c(interposer, program, launcher)
     elif mode == "fortran":
         mode_fortran(interposer, fortran_compiler, launcher)
+    elif mode == "linked":
+        mode_linked(interposer, program, launcher)
     elif mode == "valgrind":
         mode_valgrind(interposer, program, launcher)
     else:
