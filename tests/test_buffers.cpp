@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -198,6 +199,62 @@ TEST_CASE("MPI_BOTTOM with absolute addresses, every algorithm", "[bottom]") {
                         MPI_INT, nullptr, guard.comm);
   CHECK(all_ranks(rc == MPIX_ERR_ARG));
   CHECK(message_has("recvbuf is NULL but"));
+}
+
+TEST_CASE("in place with a receive type of negative extent, every algorithm", "[datatype]") {
+  // Element k of the receive buffer is the int 8k bytes below element 0 (the 4
+  // bytes after each int are a gap MPI never touches): the blocks' span lies below
+  // the buffer's address. The expectation is computed here, not by MPI.
+  const int size = harness::world_size(), rank = harness::world_rank();
+  const int block = 3;
+  const long long elements = (long long)size * block;
+  Comm guard;
+  MPI_Datatype downward;
+  MPI_Type_create_resized(MPI_INT, 0, -8, &downward);
+  MPI_Type_commit(&downward);
+  std::vector<char> memory((std::size_t)elements * 8 + 128);
+  char* const base = memory.data() + 64 + (elements - 1) * 8;
+  auto fill = [&](bool sent) {  // sent: what this rank sends; else what it must receive
+    std::fill(memory.begin(), memory.end(), (char)0x5C);
+    for (int j = 0; j < size; ++j)
+      for (int k = 0; k < block; ++k) {
+        const int value = sent ? rank * 1000 + j * 10 + k : j * 1000 + rank * 10 + k;
+        std::memcpy(base - 8LL * (j * block + k), &value, sizeof value);
+      }
+  };
+  fill(false);
+  const std::vector<char> expected = memory;
+  std::vector<int> counts(size, block), displs(size);
+  for (int j = 0; j < size; ++j) displs[j] = j * block;
+  for (mpix::Op op : {mpix::kAlltoall, mpix::kAlltoallv}) {
+    for (const std::string& name : mpix::algorithm_names(op)) {
+      for (bool persistent : {false, true}) {
+        INFO((op == mpix::kAlltoall ? "alltoall " : "alltoallv ") << name << (persistent ? " plan" : ""));
+        harness::Info info{{op == mpix::kAlltoall ? "mpix_alltoall_algorithm" : "mpix_alltoallv_algorithm", name}};
+        MPIX_Request* request = nullptr;
+        int rc = op == mpix::kAlltoall
+                     ? MPIX_Alltoall_plan(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, base, block, downward, info.info,
+                                          guard.comm, &request)
+                     : MPIX_Alltoallv_plan(MPI_IN_PLACE, nullptr, nullptr, MPI_DATATYPE_NULL, base, counts.data(),
+                                           displs.data(), downward, info.info, guard.comm, &request);
+        if (name == "ipc_hybrid" && all_ranks(rc == MPIX_ERR_UNSUPPORTED)) continue;
+        REQUIRE(all_ranks(rc == MPIX_SUCCESS));
+        fill(true);
+        if (persistent) {
+          rc = MPIX_Start(request);
+          if (rc == MPIX_SUCCESS) rc = MPIX_Wait(request, MPI_STATUS_IGNORE);
+        } else if (op == mpix::kAlltoall) {
+          rc = MPIX_Alltoall(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, base, block, downward, info.info, guard.comm);
+        } else {
+          rc = MPIX_Alltoallv(MPI_IN_PLACE, nullptr, nullptr, MPI_DATATYPE_NULL, base, counts.data(), displs.data(),
+                              downward, info.info, guard.comm);
+        }
+        MPIX_Request_free(&request);
+        CHECK(all_ranks(rc == MPIX_SUCCESS && memory == expected));
+      }
+    }
+  }
+  MPI_Type_free(&downward);
 }
 
 TEST_CASE("memory types; device buffers through every algorithm", "[device]") {

@@ -475,3 +475,40 @@ TEST_CASE("every algorithm equals MPI when its plan runs again", "[reuse]") {
     }
   }
 }
+
+// A repeated call that runs its plan without the agreement waits as a started
+// request: the program's started persistent requests move on meanwhile. Ranks that
+// make the call while their peers wait for a request all of them started (MPI
+// prescribes only the order of starts) hung when the call's wait did not.
+TEST_CASE("a repeated call without the agreement moves started requests on", "[reuse][persistent]") {
+  harness::Comm c, other;
+  const int rank = harness::world_rank();
+  Exchange started;  // on `other`, pairwise: one round per peer, each after the last
+  harness::Info pairwise{{"mpix_alltoallv_algorithm", "pairwise"}};
+  MPIX_Request* request = nullptr;
+  for (int peer = 0; peer < started.size; ++peer)
+    for (int k = 0; k < started.send_counts[peer]; ++k)
+      started.send[started.send_displs[peer] + k] = Exchange::value(7, rank, peer, k);
+  REQUIRE(MPIX_Alltoallv_plan(started.send.data(), started.send_counts.data(), started.send_displs.data(), MPI_INT,
+                              started.recv.data(), started.recv_counts.data(), started.recv_displs.data(), MPI_INT,
+                              pairwise.info, other.comm, &request) == MPIX_SUCCESS);
+  for (const char* algorithm : {"tuna", "tuna_carried", "pairwise"}) {
+    INFO(algorithm);
+    harness::Info info{{"mpix_alltoallv_algorithm", algorithm}};
+    Exchange ex;
+    for (int call = 0; call < 3; ++call) REQUIRE(all_ranks(ex.run(call, info.info, c.comm) == MPIX_SUCCESS));
+    REQUIRE(all_ranks(mpix::kept_plan_carries(c.comm, false)));
+    std::fill(started.recv.begin(), started.recv.end(), -1);
+    REQUIRE(MPIX_Start(request) == MPIX_SUCCESS);
+    int call_rc = MPIX_SUCCESS, wait_rc = MPIX_SUCCESS;
+    if (rank % 2 == 0) {
+      call_rc = ex.run(3, info.info, c.comm);
+      wait_rc = MPIX_Wait(request, MPI_STATUS_IGNORE);
+    } else {
+      wait_rc = MPIX_Wait(request, MPI_STATUS_IGNORE);
+      call_rc = ex.run(3, info.info, c.comm);
+    }
+    CHECK(all_ranks(call_rc == MPIX_SUCCESS && wait_rc == MPIX_SUCCESS && ex.correct(3) && started.correct(7)));
+  }
+  MPIX_Request_free(&request);
+}

@@ -4,6 +4,7 @@
 #pragma once
 #include <mpi.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <utility>
 #include <vector>
@@ -24,9 +25,13 @@ struct TypeLayout {
     return in_order && true_extent == size && (count <= 1 || extent == size);
   }
   // Byte range [lo, hi) that `count` elements starting at byte offset 0 touch.
-  MPI_Aint span_lo(MPI_Count count) const { return count > 0 ? true_lb : 0; }
+  // Element k starts k extents on, so with a negative extent (MPI allows one) the
+  // later elements lie below the first.
+  MPI_Aint span_lo(MPI_Count count) const {
+    return count > 0 ? true_lb + std::min<MPI_Aint>(0, (MPI_Aint)(count - 1) * extent) : 0;
+  }
   MPI_Aint span_hi(MPI_Count count) const {
-    return count > 0 ? true_lb + (MPI_Aint)(count - 1) * extent + true_extent : 0;
+    return count > 0 ? true_lb + std::max<MPI_Aint>(0, (MPI_Aint)(count - 1) * extent) + true_extent : 0;
   }
 };
 

@@ -454,7 +454,12 @@ bool run_without_agreement(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* c
   }
   Plan& plan = *kept->request->plan;
   *rc = plan.start_carrying(!same);
-  if (*rc == MPIX_SUCCESS) *rc = plan.wait();
+  // Waited for as a started request, so that the program's started requests move
+  // on meanwhile (a peer may be waiting for one of them before making this call).
+  if (*rc == MPIX_SUCCESS) {
+    progress_started(kept->request.get());
+    *rc = progress_wait(kept->request.get());
+  }
   const bool changed = *rc == MPIX_SUCCESS && plan.change_seen();
   if (*rc != MPIX_SUCCESS || changed)
     drop(kept);

@@ -152,8 +152,10 @@ extern "C" int MPIX_Test(MPIX_Request* request, int* flag, MPI_Status* status) {
   if (request->active) {
     done = false;
     rc = guarded("MPIX_Test", [&] { return test_request(request, &done); });
-    // A failed exchange is over, as after a failed MPIX_Wait.
+    // A failed exchange is over, as after a failed MPIX_Wait; also where the error
+    // came after the test (a pending one), which left the request started.
     if (done || rc != MPIX_SUCCESS) request->active = false;
+    if (!done && rc != MPIX_SUCCESS) progress_completed(request);
   }
   if (done || rc != MPIX_SUCCESS) {
     *flag = 1;

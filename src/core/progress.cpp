@@ -98,7 +98,9 @@ int progress_wait(MPIX_Request_s* request) {
     }
   }
   const FinishedApart apart = request->apart;
-  own.unlock();
+  // Off the registry before the request is unlocked: another thread's test of an
+  // exchange that is over would run its last steps again (ipc_hybrid's copies and
+  // its done messages, which the next start's peers would take for theirs).
   progress_completed(request);
   return apart.finished ? apart_result(apart) : code;
 }
@@ -107,17 +109,16 @@ int progress_test(MPIX_Request_s* request, bool* done) {
   *done = false;
   std::unique_lock<ProgressMutex> own(request->progress_mutex);
   int code = request->apart.finished ? MPIX_SUCCESS : request->plan->test(done);
-  const FinishedApart apart = request->apart;
-  own.unlock();
-  if (apart.finished) {
+  if (request->apart.finished) {
     *done = true;
-    code = apart_result(apart);
+    code = apart_result(request->apart);
   }
   if (*done || code != MPIX_SUCCESS) {
-    progress_completed(request);
-  } else {
-    progress_others(request);
+    progress_completed(request);  // before the unlock, as in progress_wait
+    return code;
   }
+  own.unlock();
+  progress_others(request);
   return code;
 }
 
