@@ -204,12 +204,16 @@ int check_local(const SddeArgs& a, const MPIX_Info* info, MPIX_Comm_s* comm, Sdd
 //   few messages among many ranks).
 // - rma is never chosen: the paper finds it ahead only at very large scale, and it
 //   costs a window of P slots per rank.
+// - No aggregation where some node's aggregate would pass 2^31-1 bytes, the most
+//   one message of the *_loc algorithms carries: the direct algorithm decides.
 //
 // With mpix_locality=region, "nodes" are the regions of all nodes (`unit` names them).
 const Algorithm* select_sdde(Op op, int size, int nodes, long long max_messages, long long max_remote,
-                             long long max_remote_nodes, const char* unit, std::string* reason) {
+                             long long max_remote_nodes, long long largest_aggregate, const char* unit,
+                             std::string* reason) {
   const char* name = nullptr;
-  if (nodes > 1 && max_remote >= 2 && max_remote >= 2 * max_remote_nodes) {
+  const bool aggregate_fits = largest_aggregate <= INT_MAX;
+  if (nodes > 1 && max_remote >= 2 && max_remote >= 2 * max_remote_nodes && aggregate_fits) {
     const bool dense = 4 * max_remote_nodes >= nodes;
     name = dense ? "personalized_loc" : "nonblocking_loc";
     *reason = format("%d %ss; aggregation cuts the busiest rank's inter-%s messages from %lld to <= %lld; "
@@ -219,7 +223,8 @@ const Algorithm* select_sdde(Op op, int size, int nodes, long long max_messages,
   } else {
     const bool dense = 4 * max_messages >= size;
     name = dense ? "personalized" : "nonblocking";
-    *reason = format("up to %lld messages per rank of P=%d: %s", max_messages, size,
+    *reason = format("%sup to %lld messages per rank of P=%d: %s",
+                     aggregate_fits ? "" : "no aggregation (an aggregate past 2^31-1 bytes); ", max_messages, size,
                      dense ? "dense (>= P/4): reduction" : "sparse (< P/4): NBX");
   }
   return find_algorithm(name, op);
@@ -260,14 +265,10 @@ int check_known_totals(const SddeArgs& a, const SddeCall& call, MPI_Comm comm) {
   mine[5] -= known_bytes * weight;
   unsigned long long all[6];
   MPIX_CHECK_MPI(MPI_Allreduce(mine, all, 6, MPI_UNSIGNED_LONG_LONG, MPI_SUM, comm));
-  if (all[0] != all[1])
-    return fail(MPIX_ERR_ARG, format("%s: mpix_recv_counts_known=true, but the recv_nnz passed in add up to %lld "
-                                     "messages where %lld are sent", a.name, (long long)all[1], (long long)all[0]));
-  if (all[2] != all[3])
-    return fail(MPIX_ERR_ARG, format("%s: mpix_recv_counts_known=true, but the recv_size passed in add up to "
-                                     "%lld bytes where %lld are sent", a.name, (long long)all[3], (long long)all[2]));
-  if (all[4] == 0 && all[5] == 0) return MPIX_SUCCESS;
-  // The error path: what is sent to each rank, summed there.
+  const bool totals_agree = all[0] == all[1] && all[2] == all[3];
+  if (totals_agree && all[4] == 0 && all[5] == 0) return MPIX_SUCCESS;
+  // The error path (on every rank alike): what is sent to each rank, summed there,
+  // so that a rank whose values are wrong says so.
   std::vector<long long> to(2 * (std::size_t)size, 0);
   for (const SddeMessage& m : call.sends) {
     to[2 * (std::size_t)m.dest] += 1;
@@ -281,6 +282,14 @@ int check_known_totals(const SddeArgs& a, const SddeCall& call, MPI_Comm comm) {
   if (sizes && arriving[1] != (long long)known_bytes)
     return fail(MPIX_ERR_ARG, format("%s: mpix_recv_counts_known=true, but recv_size=%lld was passed in where %lld "
                                      "bytes are sent to this rank", a.name, call.known_size, arriving[1]));
+  if (all[0] != all[1])
+    return fail(MPIX_ERR_ARG, format("%s: mpix_recv_counts_known=true, but the recv_nnz passed in add up to %lld "
+                                     "messages where %lld are sent (another rank's differ from what is sent to it)",
+                                     a.name, (long long)all[1], (long long)all[0]));
+  if (all[2] != all[3])
+    return fail(MPIX_ERR_ARG, format("%s: mpix_recv_counts_known=true, but the recv_size passed in add up to %lld "
+                                     "bytes where %lld are sent (another rank's differ from what is sent to it)",
+                                     a.name, (long long)all[3], (long long)all[2]));
   return fail(MPIX_ERR_ARG, format("%s: mpix_recv_counts_known=true, but the recv_nnz or recv_size passed in on "
                                    "another rank differ from what is sent to it", a.name));
 }
@@ -332,7 +341,7 @@ int run(const SddeArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm) {
   const Algorithm* algorithm = asked;
   if (!algorithm)
     algorithm = select_sdde(a.op, comm->size, locality_level(comm, shape.locality).num_nodes(), all[4], all[5],
-                            all[6], &locality_level(comm, shape.locality) == &comm->locality ? "node" : "region",
+                            all[6], all[7], &locality_level(comm, shape.locality) == &comm->locality ? "node" : "region",
                             &reason);
   const std::string name = algorithm->name;
   const std::string unavailable = unavailable_reason(*algorithm);  // the same on every rank
