@@ -85,6 +85,26 @@ TEST_CASE("SDDE: invalid arguments fail on every rank; the communicator stays us
   check_case("NULL rdispls", "rdispls is NULL",
              MPIX_Alltoallv_crs(1, 1, &self, counts, displs, MPI_INT, &value, &recv_nnz, &recv_size, &src, &rcounts,
                                 rank == last ? nullptr : &rdispls, MPI_INT, &vals, nullptr, c.comm));
+  // Receive types whose elements the library cannot lay out in the recvvals it allocates.
+  {
+    MPI_Datatype below, overlapping;
+    const int one = 1;
+    const MPI_Aint minus_four = -4;
+    MPI_Type_create_hindexed(1, &one, &minus_four, MPI_INT, &below);  // true lower bound -4
+    MPI_Type_create_resized(MPI_INT, 0, 2, &overlapping);              // true extent 4 > extent 2
+    MPI_Type_commit(&below);
+    MPI_Type_commit(&overlapping);
+    check_case("recvtype with a negative true lower bound", "recvtype has a negative true lower bound (-4)",
+               MPIX_Alltoall_crs(1, &self, 1, MPI_INT, &value, &recv_nnz, &src, 1, rank == last ? below : MPI_INT,
+                                 &vals, nullptr, c.comm),
+               MPIX_ERR_UNSUPPORTED);
+    check_case("recvtype whose elements overlap", "recvtype's elements overlap (true extent 4 > extent 2)",
+               MPIX_Alltoall_crs(1, &self, 1, MPI_INT, &value, &recv_nnz, &src, 1,
+                                 rank == last ? overlapping : MPI_INT, &vals, nullptr, c.comm),
+               MPIX_ERR_UNSUPPORTED);
+    MPI_Type_free(&below);
+    MPI_Type_free(&overlapping);
+  }
   // Different algorithms on different ranks.
   {
     harness::Info info{{"mpix_alltoall_crs_algorithm", rank == last ? "nonblocking" : "personalized"}};

@@ -99,11 +99,13 @@ int check_local(const SddeArgs& a, const MPIX_Info* info, MPIX_Comm_s* comm, Sdd
     return fail(MPIX_ERR_ARG, format("%s: recvtype has size 0: received counts cannot be told", a.name));
   // The library allocates recvvals: element k of it is at k * extent, and the
   // buffer starts at element 0's first byte.
-  if (rl.true_lb < 0 || rl.true_extent > rl.extent)
+  if (rl.true_lb < 0)
+    return fail(MPIX_ERR_UNSUPPORTED, format("%s: recvtype has a negative true lower bound (%lld); the library "
+                                             "cannot lay out recvvals for it", a.name, (long long)rl.true_lb));
+  if (rl.true_extent > rl.extent)
     return fail(MPIX_ERR_UNSUPPORTED,
-                format("%s: recvtype has a negative true lower bound or elements that overlap (true extent "
-                       "%lld > extent %lld); the library cannot lay out recvvals for it",
-                       a.name, (long long)rl.true_extent, (long long)rl.extent));
+                format("%s: recvtype's elements overlap (true extent %lld > extent %lld); the library cannot lay "
+                       "out recvvals for it", a.name, (long long)rl.true_extent, (long long)rl.extent));
 
   if (a.op == kAlltoallCrs) {
     if (a.sendcount < 0) return fail(MPIX_ERR_ARG, format("%s: sendcount=%d: must be >= 0", a.name, a.sendcount));
