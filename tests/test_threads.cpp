@@ -1,9 +1,10 @@
-// MPI_THREAD_MULTIPLE: two threads per rank, each running collectives on its own
-// MPIX_Comm at the same time (the thread rules of include/mpix/mpix.h): dense
+// MPI_THREAD_MULTIPLE (the thread rules of include/mpix/mpix.h): two threads per
+// rank, each running collectives on its own MPIX_Comm at the same time: dense
 // exchanges under several algorithms, persistent plans and SDDE calls, all checked
 // against values computed from the ranks; one thread also makes calls that fail
 // (counts that disagree, refused by the agreement on every rank) while the other
-// thread's waits swap the error handlers. At the end MPI_COMM_WORLD and
+// thread's waits swap the error handlers. Then four threads, each starting and
+// waiting for a persistent ipc_hybrid of its own. At the end MPI_COMM_WORLD and
 // MPI_COMM_SELF must have their handlers back. Its own main (not Catch2's), as
 // MPI_Init_thread must come first.
 #include <mpi.h>
@@ -103,27 +104,6 @@ void worker(int thread, MPI_Comm mpi_comm, int rounds) {
     }
     if (request) MPIX_Request_free(&request);
 
-    // ipc_hybrid's direct copies, started and waited many times while the other
-    // thread's waits move this thread's started request on: an exchange completed
-    // by its own wait must not be tested again by the other thread (that repeated
-    // its copies and its done messages, which the next start took for new ones).
-    MPIX_Info* ipc = nullptr;
-    MPIX_Info_init(&ipc);
-    MPIX_Info_set(ipc, "mpix_alltoallv_algorithm", "ipc_hybrid");
-    MPIX_Info_set(ipc, "mpix_ipc_threshold", "0");
-    rc = MPIX_Alltoallv_plan(send.data(), send_counts.data(), send_displs.data(), MPI_INT, recv.data(),
-                             recv_counts.data(), recv_displs.data(), MPI_INT, ipc, comm, &request);
-    expect(rc == MPIX_SUCCESS || rc == MPIX_ERR_UNSUPPORTED, thread, "MPIX_Alltoallv_plan ipc_hybrid");
-    for (int start = 0; start < 100 && request; ++start) {
-      std::fill(recv.begin(), recv.end(), -1);
-      const bool ok = MPIX_Start(request) == MPIX_SUCCESS && MPIX_Wait(request, MPI_STATUS_IGNORE) == MPIX_SUCCESS &&
-                      correct(recv);
-      expect(ok, thread, "persistent ipc_hybrid, start " + std::to_string(start));
-      if (!ok) break;
-    }
-    if (request) MPIX_Request_free(&request);
-    MPIX_Info_free(&ipc);
-
     // SDDE: one int to the right neighbour.
     for (const char* algorithm : {"personalized", "nonblocking"}) {
       MPIX_Info_set(info, "mpix_alltoall_crs_algorithm", algorithm);
@@ -141,6 +121,42 @@ void worker(int thread, MPI_Comm mpi_comm, int rounds) {
     }
   }
   MPIX_Info_free(&info);
+  MPIX_Comm_free(&comm);
+}
+
+// ipc_hybrid's direct copies, started and waited many times by each of several
+// threads while the others' waits move its started request on: an exchange
+// completed by its own wait must not be tested again by another thread (that
+// repeated its copies and its done messages, which the next start took for new
+// ones: wrong blocks, double frees, hangs; seen with 3 and 4 threads).
+void ipc_worker(int thread, MPI_Comm mpi_comm, int starts) {
+  int size = 0, rank = 0;
+  MPI_Comm_size(mpi_comm, &size);
+  MPI_Comm_rank(mpi_comm, &rank);
+  MPIX_Comm* comm = nullptr;
+  expect(MPIX_Comm_init(&comm, mpi_comm) == MPIX_SUCCESS, thread, "MPIX_Comm_init");
+  if (!comm) return;
+  const int block = 64;
+  std::vector<int> send((std::size_t)size * block), recv((std::size_t)size * block);
+  MPIX_Info* ipc = nullptr;
+  MPIX_Info_init(&ipc);
+  MPIX_Info_set(ipc, "mpix_alltoall_algorithm", "ipc_hybrid");
+  MPIX_Info_set(ipc, "mpix_ipc_threshold", "0");
+  MPIX_Request* request = nullptr;
+  const int rc = MPIX_Alltoall_plan(send.data(), block, MPI_INT, recv.data(), block, MPI_INT, ipc, comm, &request);
+  expect(rc == MPIX_SUCCESS || rc == MPIX_ERR_UNSUPPORTED, thread, "MPIX_Alltoall_plan ipc_hybrid");
+  for (int start = 0; start < starts && request; ++start) {
+    for (int j = 0; j < size; ++j)
+      for (int k = 0; k < block; ++k) send[(std::size_t)j * block + k] = value(thread, rank, j) + start * 7 + k;
+    std::fill(recv.begin(), recv.end(), -1);
+    bool ok = MPIX_Start(request) == MPIX_SUCCESS && MPIX_Wait(request, MPI_STATUS_IGNORE) == MPIX_SUCCESS;
+    for (int i = 0; i < size && ok; ++i)
+      for (int k = 0; k < block && ok; ++k) ok = recv[(std::size_t)i * block + k] == value(thread, i, rank) + start * 7 + k;
+    expect(ok, thread, "persistent ipc_hybrid, start " + std::to_string(start));
+    if (!ok) break;
+  }
+  if (request) MPIX_Request_free(&request);
+  MPIX_Info_free(&ipc);
   MPIX_Comm_free(&comm);
 }
 
@@ -165,6 +181,16 @@ int main(int argc, char** argv) {
   std::thread second(worker, 1, comms[1], rounds);
   worker(0, comms[0], rounds);
   second.join();
+  {
+    const int ipc_threads = 4;
+    std::vector<MPI_Comm> ipc_comms(ipc_threads);
+    for (MPI_Comm& c : ipc_comms) MPI_Comm_dup(MPI_COMM_WORLD, &c);
+    std::vector<std::thread> workers;
+    for (int t = 1; t < ipc_threads; ++t) workers.emplace_back(ipc_worker, t, ipc_comms[t], 200);
+    ipc_worker(0, ipc_comms[0], 200);
+    for (std::thread& t : workers) t.join();
+    for (MPI_Comm& c : ipc_comms) MPI_Comm_free(&c);
+  }
 
   MPI_Errhandler world, self;
   MPI_Comm_get_errhandler(MPI_COMM_WORLD, &world);
