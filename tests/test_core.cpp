@@ -279,6 +279,8 @@ TEST_CASE("algorithm choice: info, then environment, then auto", "[info]") {
   std::string error = chosen(nullptr);
   CHECK(error.find("MPIX_ALLTOALLV_ALGORITHM") != std::string::npos);
   CHECK(error.find("no_such_algorithm") != std::string::npos);
+  setenv("MPIX_ALLTOALLV_ALGORITHM", "", 1);  // set but empty: unset
+  CHECK(chosen(nullptr) == automatic);
   unsetenv("MPIX_ALLTOALLV_ALGORITHM");
 
   setenv("MPIX_STRIDE", "0", 1);

@@ -221,7 +221,7 @@ bool lookup(const MPIX_Info* info, const char* key, std::string* value, std::str
     }
   }
   const char* env = scoped_environment ? scoped_getenv(*scoped_environment, key) : std::getenv(env_name(key).c_str());
-  if (!env) return false;
+  if (!env || !*env) return false;  // set but empty: unset, as for MPIX_PPN
   *value = env;
   *source = env_name(key) + " (environment)";
   return true;
