@@ -36,12 +36,19 @@ void expect(bool ok, int thread, const std::string& what) {
 int block_count(int j) { return j % 3 + 1; }
 int value(int thread, int i, int j) { return thread * 100000 + i * 100 + j; }
 
-void worker(int thread, MPI_Comm mpi_comm, int rounds) {
-  int size = 0, rank = 0;
-  MPI_Comm_size(mpi_comm, &size);
-  MPI_Comm_rank(mpi_comm, &rank);
+// The thread's MPIX_Comm over `mpi_comm` (nullptr, counted as a failure, if it
+// cannot be made), and its size and rank.
+MPIX_Comm* thread_comm(int thread, MPI_Comm mpi_comm, int* size, int* rank) {
+  MPI_Comm_size(mpi_comm, size);
+  MPI_Comm_rank(mpi_comm, rank);
   MPIX_Comm* comm = nullptr;
   expect(MPIX_Comm_init(&comm, mpi_comm) == MPIX_SUCCESS, thread, "MPIX_Comm_init");
+  return comm;
+}
+
+void worker(int thread, MPI_Comm mpi_comm, int rounds) {
+  int size = 0, rank = 0;
+  MPIX_Comm* comm = thread_comm(thread, mpi_comm, &size, &rank);
   if (!comm) return;
 
   std::vector<int> send_counts(size), send_displs(size), recv_counts(size), recv_displs(size);
@@ -131,10 +138,7 @@ void worker(int thread, MPI_Comm mpi_comm, int rounds) {
 // ones: wrong blocks, double frees, hangs; seen with 3 and 4 threads).
 void ipc_worker(int thread, MPI_Comm mpi_comm, int starts) {
   int size = 0, rank = 0;
-  MPI_Comm_size(mpi_comm, &size);
-  MPI_Comm_rank(mpi_comm, &rank);
-  MPIX_Comm* comm = nullptr;
-  expect(MPIX_Comm_init(&comm, mpi_comm) == MPIX_SUCCESS, thread, "MPIX_Comm_init");
+  MPIX_Comm* comm = thread_comm(thread, mpi_comm, &size, &rank);
   if (!comm) return;
   const int block = 64;
   std::vector<int> send((std::size_t)size * block), recv((std::size_t)size * block);
