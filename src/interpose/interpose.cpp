@@ -40,7 +40,7 @@ MPIX_Comm* const kUnusable = reinterpret_cast<MPIX_Comm*>(&unusable_marker);
 // The attribute of a communicator of a libmpix linked into the program
 // (library_comm.hpp): its calls are the library's own, and go to MPI.
 char library_marker;
-MPIX_Comm* const kLibrarys = reinterpret_cast<MPIX_Comm*>(&library_marker);
+MPIX_Comm* const kLibraryOwn = reinterpret_cast<MPIX_Comm*>(&library_marker);
 
 bool library_comm(MPI_Comm comm) {
   char name[MPI_MAX_OBJECT_NAME] = "";
@@ -55,7 +55,7 @@ int delete_comm(MPI_Comm comm, int, void* value, void*) {
     std::lock_guard<std::mutex> lock(cache_mutex);
     cached_comms.erase(std::remove(cached_comms.begin(), cached_comms.end(), comm), cached_comms.end());
   }
-  if (mpix_comm != kUnusable && mpix_comm != kLibrarys) release_comm(mpix_comm);
+  if (mpix_comm != kUnusable && mpix_comm != kLibraryOwn) release_comm(mpix_comm);
   return MPI_SUCCESS;
 }
 
@@ -190,8 +190,8 @@ MPIX_Comm* mpix_comm_of(MPI_Comm comm, const char* function) {
   PMPI_Comm_get_attr(comm, comm_keyval, &value, &found);
   if (found) {
     if (value == kUnusable) report_fallback(comm, function, "mpix could not set up this communicator");
-    if (value == kLibrarys) report_fallback(comm, function, "a communicator of the libmpix linked into the program");
-    return value == kUnusable || value == kLibrarys ? nullptr : static_cast<MPIX_Comm*>(value);
+    if (value == kLibraryOwn) report_fallback(comm, function, "a communicator of the libmpix linked into the program");
+    return value == kUnusable || value == kLibraryOwn ? nullptr : static_cast<MPIX_Comm*>(value);
   }
   // Local: every rank of the library's communicator has it named alike.
   if (library_comm(comm)) {
@@ -199,7 +199,7 @@ MPIX_Comm* mpix_comm_of(MPI_Comm comm, const char* function) {
       std::lock_guard<std::mutex> lock(cache_mutex);
       cached_comms.push_back(comm);
     }
-    PMPI_Comm_set_attr(comm, comm_keyval, kLibrarys);
+    PMPI_Comm_set_attr(comm, comm_keyval, kLibraryOwn);
     report_fallback(comm, function, "a communicator of the libmpix linked into the program");
     return nullptr;
   }
