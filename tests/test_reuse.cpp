@@ -49,10 +49,14 @@ struct Exchange {
     send.resize(sent);
     recv.resize(received);
   }
-  int run(int call, MPIX_Info* info, MPIX_Comm* comm) {
+  // The send buffer of call number `call`; the receive buffer cleared.
+  void fill(int call) {
     for (int peer = 0; peer < size; ++peer)
       for (int k = 0; k < send_counts[peer]; ++k) send[send_displs[peer] + k] = value(call, rank, peer, k);
     std::fill(recv.begin(), recv.end(), -1);
+  }
+  int run(int call, MPIX_Info* info, MPIX_Comm* comm) {
+    fill(call);
     return MPIX_Alltoallv(send.data(), send_counts.data(), send_displs.data(), send_type, recv.data(),
                           recv_counts.data(), recv_displs.data(), recv_type, info, comm);
   }
@@ -486,9 +490,6 @@ TEST_CASE("a repeated call without the agreement moves started requests on", "[r
   Exchange started;  // on `other`, pairwise: one round per peer, each after the last
   harness::Info pairwise{{"mpix_alltoallv_algorithm", "pairwise"}};
   MPIX_Request* request = nullptr;
-  for (int peer = 0; peer < started.size; ++peer)
-    for (int k = 0; k < started.send_counts[peer]; ++k)
-      started.send[started.send_displs[peer] + k] = Exchange::value(7, rank, peer, k);
   REQUIRE(MPIX_Alltoallv_plan(started.send.data(), started.send_counts.data(), started.send_displs.data(), MPI_INT,
                               started.recv.data(), started.recv_counts.data(), started.recv_displs.data(), MPI_INT,
                               pairwise.info, other.comm, &request) == MPIX_SUCCESS);
@@ -498,7 +499,7 @@ TEST_CASE("a repeated call without the agreement moves started requests on", "[r
     Exchange ex;
     for (int call = 0; call < 3; ++call) REQUIRE(all_ranks(ex.run(call, info.info, c.comm) == MPIX_SUCCESS));
     REQUIRE(all_ranks(mpix::kept_plan_carries(c.comm, false)));
-    std::fill(started.recv.begin(), started.recv.end(), -1);
+    started.fill(7);
     REQUIRE(MPIX_Start(request) == MPIX_SUCCESS);
     int call_rc = MPIX_SUCCESS, wait_rc = MPIX_SUCCESS;
     if (rank % 2 == 0) {

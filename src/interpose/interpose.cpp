@@ -41,6 +41,7 @@ MPIX_Comm* const kUnusable = reinterpret_cast<MPIX_Comm*>(&unusable_marker);
 // (library_comm.hpp): its calls are the library's own, and go to MPI.
 char library_marker;
 MPIX_Comm* const kLibraryOwn = reinterpret_cast<MPIX_Comm*>(&library_marker);
+const char* const kLibraryOwnReason = "a communicator of the libmpix linked into the program";
 
 bool library_comm(MPI_Comm comm) {
   char name[MPI_MAX_OBJECT_NAME] = "";
@@ -190,39 +191,35 @@ MPIX_Comm* mpix_comm_of(MPI_Comm comm, const char* function) {
   PMPI_Comm_get_attr(comm, comm_keyval, &value, &found);
   if (found) {
     if (value == kUnusable) report_fallback(comm, function, "mpix could not set up this communicator");
-    if (value == kLibraryOwn) report_fallback(comm, function, "a communicator of the libmpix linked into the program");
+    if (value == kLibraryOwn) report_fallback(comm, function, kLibraryOwnReason);
     return value == kUnusable || value == kLibraryOwn ? nullptr : static_cast<MPIX_Comm*>(value);
   }
-  // Local: every rank of the library's communicator has it named alike.
-  if (library_comm(comm)) {
-    {
-      std::lock_guard<std::mutex> lock(cache_mutex);
-      cached_comms.push_back(comm);
-    }
-    PMPI_Comm_set_attr(comm, comm_keyval, kLibraryOwn);
-    report_fallback(comm, function, "a communicator of the libmpix linked into the program");
-    return nullptr;
-  }
-  // Collective, as the call that got here. The ranks agree on the outcome, so that
-  // all of them use mpix on this communicator or none does.
   MPIX_Comm* mpix_comm = nullptr;
-  const int rc = MPIX_Comm_init(&mpix_comm, comm);
-  int ok = rc == MPIX_SUCCESS, all_ok = 0;
-  std::string why = ok ? "" : MPIX_Last_error_message();
-  PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, comm);
-  if (!all_ok) {
-    if (mpix_comm) MPIX_Comm_free(&mpix_comm);
-    // Only the environment (MPIX_PPN, MPIX_REGION_SIZE, ...) or MPI itself fails the set-up.
-    report_fallback(comm, function, "mpix could not set up this communicator" + (why.empty() ? "" : ": " + why),
-                    MPIX_ERR_INFO_VALUE);
-    mpix_comm = kUnusable;
+  if (library_comm(comm)) {
+    // Local: every rank of the library's communicator has it named alike.
+    report_fallback(comm, function, kLibraryOwnReason);
+    mpix_comm = kLibraryOwn;
+  } else {
+    // Collective, as the call that got here. The ranks agree on the outcome, so that
+    // all of them use mpix on this communicator or none does.
+    const int rc = MPIX_Comm_init(&mpix_comm, comm);
+    int ok = rc == MPIX_SUCCESS, all_ok = 0;
+    std::string why = ok ? "" : MPIX_Last_error_message();
+    PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, comm);
+    if (!all_ok) {
+      if (mpix_comm) MPIX_Comm_free(&mpix_comm);
+      // Only the environment (MPIX_PPN, MPIX_REGION_SIZE, ...) or MPI itself fails the set-up.
+      report_fallback(comm, function, "mpix could not set up this communicator" + (why.empty() ? "" : ": " + why),
+                      MPIX_ERR_INFO_VALUE);
+      mpix_comm = kUnusable;
+    }
   }
   {
     std::lock_guard<std::mutex> lock(cache_mutex);
     cached_comms.push_back(comm);
   }
   PMPI_Comm_set_attr(comm, comm_keyval, mpix_comm);
-  return mpix_comm == kUnusable ? nullptr : mpix_comm;
+  return mpix_comm == kUnusable || mpix_comm == kLibraryOwn ? nullptr : mpix_comm;
 }
 
 int alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
