@@ -117,8 +117,9 @@ int MPIX_Comm_region(const MPIX_Comm* comm, int* num_regions, int* region, int* 
  *  mpix_check_args, mpix_plan_reuse, mpix_recv_counts_known, mpix_cuda_aware,
  *  mpix_locality.
  *  See docs/user-guide.md for values and ranges. Precedence: an info key, then the
- *  environment variable of the same name in upper case (MPIX_RADIX, ...), then the
- *  built-in selection. The same hints must be given on all ranks. */
+ *  environment variable of the same name in upper case (MPIX_RADIX, ...; one set to
+ *  the empty string counts as unset), then the built-in selection. The same hints
+ *  must be given on all ranks. */
 /**@{*/
 int MPIX_Info_init(MPIX_Info** info);
 /** Rejects an unknown key (MPIX_ERR_INFO_KEY) and a value that is wrong on its own
