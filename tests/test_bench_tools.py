@@ -32,6 +32,8 @@ sys.path.insert(0, os.path.join(ROOT, "bench"))
 
 from scriptload import load_script as load  # noqa: E402 (bench/ is on the path only now)
 import workload  # noqa: E402
+import report_analyses  # noqa: E402 (bench/report's sections)
+import report_rows  # noqa: E402 (bench/report's rows, peers and floors)
 
 simulate = load("simulate")
 
@@ -257,14 +259,13 @@ def test_report():
 
 
 def test_floors():
-    report = load("report")
     rows = []
     for label, time, error in (("tuna", "1e-5", ""), ("peer:linear", "", "not simulated: the run exceeded the 600 s limit"),
                                ("peer:scattered32", "2e-5", "")):
         rows.append({"platform": "fattree", "P": 1024, "ppn": 32, "op": "alltoallv", "algorithm": label, "params": "-",
                      "dist": "constant", "S": 16, "overhead_scale": 1.0, "time": float(time) if time else None,
                      "bound": 1e-6, "error": error})
-    floors = {r["algorithm"]: r for r in report.peer_floors(rows)}
+    floors = {r["algorithm"]: r for r in report_rows.peer_floors(rows)}
     plat = simulate.load_platform("fattree")
     expect = 2 * 1023 * plat["send_overhead"]
     check("floor of a peer not simulated in time", "peer:linear" in floors and close(floors["peer:linear"]["time"], expect),
@@ -315,8 +316,7 @@ def test_timeout_wins():
 def test_headroom():
     """The speedup goals against the lower bound: a goal above (strictest peer) / bound is out of
     reach; the strictest peer is a floor raised to the bound where the floor is below it."""
-    report = load("report")
-    data = report.Data.__new__(report.Data)
+    data = report_rows.Data.__new__(report_rows.Data)
     rows = []
     for label, time, error in (("tuna", 3e-4, ""), ("smpi:mpich", 3.6e-4, ""),
                                ("peer:linear", None, "not simulated: the run exceeded the 900 s limit")):
@@ -324,10 +324,10 @@ def test_headroom():
                      "params": "-", "dist": "uniform", "S": 1024, "overhead_scale": 1.0, "time": time,
                      "bound": 2.4e-4, "error": error, "floor": False})
     data.rows = rows
-    data.floors = report.peer_floors(rows)
+    data.floors = report_rows.peer_floors(rows)
     data.base = rows + data.floors
     data.auto_rows = []
-    lines = report.headroom_section(data)
+    lines = report_analyses.headroom_section(data)
     check("one row per cell with a goal", len(lines) == 3, lines)
     cells = lines[-1].split(" | ")
     check("the strictest peer: peer:linear's floor raised to the bound",
@@ -337,36 +337,35 @@ def test_headroom():
     for row in rows:  # without the peer that did not run, smpi:mpich (1.5x the bound) is the strictest
         if row["algorithm"] == "peer:linear":
             row["algorithm"] = "pmpi"
-    data.floors = report.peer_floors(rows)
+    data.floors = report_rows.peer_floors(rows)
     data.base = rows + data.floors
-    cells = report.headroom_section(data)[-1].split(" | ")
+    cells = report_analyses.headroom_section(data)[-1].split(" | ")
     check("at most 1.5x where the strictest peer is 1.5x the bound; 2x needs 180 us, 0.75x the bound",
           cells[6] == "1.50" and cells[7] == "2x (out of reach)" and cells[8] == "below the bound", cells)
     for row in rows:  # a slower MPI: 2.5x the bound leaves room for 2x, at 1.25x the bound
         if row["algorithm"] == "smpi:mpich":
             row["time"] = 6e-4
-    cells = report.headroom_section(data)[-1].split(" | ")
+    cells = report_analyses.headroom_section(data)[-1].split(" | ")
     check("at most 2.5x: 2x within reach, needing 300 us, 1.25x the bound",
           cells[6] == "2.50" and cells[7] == "2x" and cells[8].endswith("(1.25x the bound)"), cells)
 
 
 def test_losses_count_auto():
     """A cell is lost only if the peer beats every mpix row of it, `auto`'s included."""
-    report = load("report")
-    data = report.Data.__new__(report.Data)
+    data = report_rows.Data.__new__(report_rows.Data)
     cell = {"platform": "dragonfly", "P": 128, "ppn": 32, "op": "alltoallv", "dist": "uniform", "S": 16384,
             "overhead_scale": 1.0, "bound": 1e-3, "error": "", "floor": False, "params": "-"}
     data.rows = [dict(cell, algorithm="multipair", time=1.16e-3), dict(cell, algorithm="peer:scattered32", time=1.09e-3)]
     data.floors = []
     data.base = data.rows
     data.auto_rows = []
-    check("without auto's row the cell is lost", len(report.losses(data)) == 1)
+    check("without auto's row the cell is lost", len(report_rows.losses(data)) == 1)
     data.auto_rows = [dict(cell, algorithm="auto", chosen="nonblocking", time=1.08e-3)]
-    check("auto's faster row wins it", report.losses(data) == [])
+    check("auto's faster row wins it", report_rows.losses(data) == [])
     data.auto_rows[0]["time"] = 1.10e-3
-    ls = report.losses(data)
+    ls = report_rows.losses(data)
     check("a lost cell names auto's row where it is mpix's fastest",
-          len(ls) == 1 and report.short(ls[0][1]) == "auto (nonblocking)", ls)
+          len(ls) == 1 and report_rows.short(ls[0][1]) == "auto (nonblocking)", ls)
 
 
 def test_selector_rows_are_plain_calls():
