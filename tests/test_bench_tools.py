@@ -138,9 +138,10 @@ def test_platform_checks():
     source = os.path.join(ROOT, "bench", "platforms")
     good = json.load(open(os.path.join(source, "fatnode.json")))
     xml = open(os.path.join(source, good["xml"])).read()
-    saved = simulate.PLATFORM_DIR
+    machines = sys.modules[simulate.load_platform.__module__]  # bench/simulate_machine.py
+    saved = machines.PLATFORM_DIR
     with tempfile.TemporaryDirectory() as tmp:
-        simulate.PLATFORM_DIR = tmp
+        machines.PLATFORM_DIR = tmp
         try:
             def verdict(plat, text=xml):
                 with open(os.path.join(tmp, good["xml"]), "w") as f:
@@ -170,7 +171,7 @@ def test_platform_checks():
             got = simulate.failure_reason("x\n[0.000000] [xbt_exception/CRITICAL] Uncaught exception: Host not found\n")
             check("a failed simulation's reason comes without SimGrid's prefixes", got == "Uncaught exception: Host not found", got)
         finally:
-            simulate.PLATFORM_DIR = saved
+            machines.PLATFORM_DIR = saved
 
 
 def test_breakdown():
