@@ -301,6 +301,27 @@ TEST_CASE("memory types; device buffers through every algorithm", "[device]") {
       for (int k = 0; k < block; ++k) ok = ok && recv[(std::size_t)i * block + k] == i * 100003 + rank * 7 + k;
     CHECK(all_ranks(ok));
   }
+  // Memory kinds that differ between ranks (rank 0 device, the others host): no
+  // rank copies with an engine that cannot reach its peer's memory; ipc_hybrid
+  // sends every block as a message (or refuses on every rank: no CUDA-aware MPI).
+  {
+    harness::Info info{{"mpix_alltoall_algorithm", "ipc_hybrid"}, {"mpix_ipc_threshold", "0"}};
+    std::vector<int> host_recv(recv.size(), -1);
+    void* send_buffer = rank == 0 ? dsend : (void*)send.data();
+    void* recv_buffer = rank == 0 ? drecv : (void*)host_recv.data();
+    int rc = MPIX_Alltoall(send_buffer, block, MPI_INT, recv_buffer, block, MPI_INT, info.info, guard.comm);
+    CHECK(all_ranks(rc == MPIX_SUCCESS) != all_ranks(rc == MPIX_ERR_UNSUPPORTED));
+    std::vector<int> sent(send.size());
+    if (rank == 0) cudaMemcpy(sent.data(), dsend, sent.size() * sizeof(int), cudaMemcpyDeviceToHost);
+    CHECK((rank == 0 ? sent : send) == send);  // no rank wrote into a send buffer
+    if (all_ranks(rc == MPIX_SUCCESS)) {
+      if (rank == 0) cudaMemcpy(host_recv.data(), drecv, host_recv.size() * sizeof(int), cudaMemcpyDeviceToHost);
+      bool ok = true;
+      for (int i = 0; i < size; ++i)
+        for (int k = 0; k < block; ++k) ok = ok && host_recv[(std::size_t)i * block + k] == i * 100003 + rank * 7 + k;
+      CHECK(all_ranks(ok));
+    }
+  }
   cudaFree(dsend);
   cudaFree(drecv);
 #endif

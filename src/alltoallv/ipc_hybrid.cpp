@@ -4,8 +4,10 @@
 // between nodes.
 //
 // Plan (collective): the pairs of a node whose block has at least
-// mpix_ipc_threshold bytes (and where the memory can be reached: CMA permitted, or
-// device memory) are "direct"; every other block is a message. One side of each
+// mpix_ipc_threshold bytes are "direct" where one engine reaches both ends on one
+// machine (agreed on the communicator: CMA, permitted and working, where every
+// buffer is host memory; CUDA IPC where every one is device memory); every other
+// block is a message. One side of each
 // direct pair exposes where the block is: with CMA's default direction (write) the
 // receiver exposes where the block lands and the sender copies into it; with
 // MPIX_CMA=read the sender exposes the block and the receiver copies out of it. A
@@ -19,10 +21,11 @@
 // Start: the inter-node and below-threshold receives and sends are posted first
 // (III-B); then, for each direct pair, the exposing side sends a zero-byte "ready"
 // (it has entered the call: its buffer may now be written or read) and posts the
-// receive of a zero-byte "done". Wait: the own block is copied first, then the copies
+// receive of the "done". Wait: the own block is copied first, then the copies
 // in the paper's order (III-A): step i goes to local rank + i (write) or comes from
 // local rank - i (read), so that at any time each rank is the target of one peer;
-// each waits for its peer's "ready" and is followed by "done". Then everything
+// each waits for its peer's "ready" and is followed by "done", which carries the
+// copy's outcome (a failed copy fails both sides of the pair). Then everything
 // completes. So no rank touches a peer's buffer before the peer has entered the
 // call, nor after it has left it (it leaves only once every "done" arrived).
 #include <algorithm>
@@ -72,15 +75,36 @@ class IpcHybrid : public Plan {
     recv_type_ = memory_type(ex_.recv.buf);
     MPIX_TRY(comm->direct_copy.setup(comm->lib_comm));
     direct_copy_ = &comm->direct_copy;
-    direction_ = direct_copy_->direction();
     const bool device = send_type_ == MemoryType::device || recv_type_ == MemoryType::device;
+    const bool host = send_type_ == MemoryType::host || recv_type_ == MemoryType::host;
+
+    // Agreed on the whole communicator before a pair is chosen: what this rank
+    // refuses to move (device buffers it cannot copy), and the memory kinds. A pair
+    // is copied by one engine, chosen alike on both sides: CUDA IPC where every
+    // buffer of every rank is device memory, CMA where every one is host memory.
+    // Kinds that differ between ranks or within one (device to host) leave every
+    // block to messages: a rank that decided alone would copy with an engine that
+    // cannot reach its peer's memory, or expose a buffer nobody copies.
+    int code = MPIX_SUCCESS;
+    std::string why;
+    if (device) check_device_buffers(&code, &why);
+    int local_facts[3] = {code, device ? 1 : 0, host ? 1 : 0}, facts[3];
+    MPIX_CHECK_MPI(MPI_Allreduce(local_facts, facts, 3, MPI_INT, MPI_MAX, comm_));
+    if (code != MPIX_SUCCESS) return fail(code, why);
+    if (facts[0] != MPIX_SUCCESS)
+      return fail(facts[0], "ipc_hybrid: another rank refused the exchange (device memory it cannot move)");
+    const bool all_device = facts[1] && !facts[2], all_host = !facts[1];
     // Device memory is reachable by CUDA IPC, always in the write direction.
-    if (device) direction_ = CopyDirection::write;
+    direction_ = all_device ? CopyDirection::write : direct_copy_->direction();
 
     // Which node pairs copy directly: the same decision on both sides, from the
-    // block's size (equal on both sides in a correct call; checked below).
+    // block's size (equal on both sides in a correct call; checked below) and the
+    // agreed kinds. CUDA IPC, like CMA, reaches processes of one machine only,
+    // whatever node MPIX_PPN or mpix_locality emulates.
     const long long threshold = std::max(1LL, context.params.ipc_threshold);
-    auto reachable = [&](int peer) { return device || direct_copy_->host_reachable(me, peer); };
+    auto reachable = [&](int peer) {
+      return all_device ? direct_copy_->same_machine(me, peer) : all_host && direct_copy_->host_reachable(me, peer);
+    };
     direct_out_.assign(q, false);
     direct_in_.assign(q, false);
     for (int j = 0; j < q; ++j) {
@@ -108,15 +132,24 @@ class IpcHybrid : public Plan {
     const std::vector<bool>& exposed_pairs = write ? direct_in_ : direct_out_;
     const MemoryType exposed_type = write ? recv_type_ : send_type_;
     std::vector<Exposure> mine(q);
-    for (int j = 0; j < q; ++j) {
+    // A rank that cannot expose a block (CUDA IPC refuses some allocations) still
+    // takes part in the gathering and the agreement below, so that no rank is
+    // left waiting; its exposure is marked as refused (bytes -1).
+    for (int j = 0; j < q && code == MPIX_SUCCESS; ++j) {
       if (!exposed_pairs[j]) continue;
-      MPIX_TRY(direct_copy_->expose(exposed_side.addr(members_[j]),
-                                    write ? ex_.recv.block_bytes(members_[j]) : ex_.send.block_bytes(members_[j]),
-                                    exposed_type, &mine[j]));
+      code = run_apart(
+          [&] {
+            return direct_copy_->expose(exposed_side.addr(members_[j]),
+                                        write ? ex_.recv.block_bytes(members_[j]) : ex_.send.block_bytes(members_[j]),
+                                        exposed_type, &mine[j]);
+          },
+          &why);
+      if (code != MPIX_SUCCESS)
+        for (Exposure& exposure : mine) exposure = Exposure{0, -1};
     }
     MPI_Comm node_comm = MPI_COMM_NULL;
     MPIX_TRY(loc.node_comm(&node_comm));
-    MPIX_TRY(gather_exposures(node_comm, mine));
+    MPIX_TRY(gather_exposures(node_comm, mine, code != MPIX_SUCCESS));
 
     // The messages: every block that is not copied (other nodes, small blocks,
     // unreachable peers), inter-node ones first.
@@ -134,11 +167,10 @@ class IpcHybrid : public Plan {
     // would leave the others waiting for its messages), so that all ranks fail
     // together: every direct pair's sizes agree (a copy trusts the exposed length),
     // and device memory is something this rank can move.
-    int code = MPIX_SUCCESS;
-    std::string why;
     for (int j = 0; j < q && code == MPIX_SUCCESS; ++j) {
       if (!(write ? direct_out_[j] : direct_in_[j])) continue;
       const int peer = members_[j];
+      if (peer_exposure_[j].bytes < 0) continue;  // refused there: that rank says why
       long long bytes = write ? ex_.send.block_bytes(peer) : ex_.recv.block_bytes(peer);
       if (peer_exposure_[j].bytes != bytes) {
         code = MPIX_ERR_ARG;
@@ -146,13 +178,13 @@ class IpcHybrid : public Plan {
                      bytes, peer, write ? "expects" : "sends", (long long)peer_exposure_[j].bytes);
       }
     }
-    if (code == MPIX_SUCCESS && device) MPIX_TRY(check_device(&code, &why));
+    if (code == MPIX_SUCCESS && device) MPIX_TRY(check_device_messages(&code, &why));
     int all_code = 0;
     MPIX_CHECK_MPI(MPI_Allreduce(&code, &all_code, 1, MPI_INT, MPI_MAX, comm_));
     if (code != MPIX_SUCCESS) return fail(code, why);
     if (all_code != MPIX_SUCCESS)
       return fail(all_code, "ipc_hybrid: another rank refused the exchange (block sizes of a node pair disagree, "
-                            "or device memory it cannot move)");
+                            "a buffer it could not expose, or device memory it cannot move)");
     device_ = device;
     init_stats.scratch_bytes = send_runs_.staging_bytes() + recv_runs_.staging_bytes() + own_staging_.size();
     return MPIX_SUCCESS;
@@ -164,6 +196,8 @@ class IpcHybrid : public Plan {
     stats.rounds = ex_.size > 1 ? 1 : 0;
     requests_.clear();
     ready_.assign(members_.size(), MPI_REQUEST_NULL);
+    done_status_.assign(members_.size(), MPIX_SUCCESS);
+    copy_status_.assign(members_.size(), MPIX_SUCCESS);
     MPIX_TRY(send_runs_.pack(comm_));
     Traffic traffic(comm_, tag_);
     for (int peer : recv_peers_) {
@@ -181,7 +215,7 @@ class IpcHybrid : public Plan {
         requests_.emplace_back();
         MPIX_CHECK_MPI(MPI_Isend(nullptr, 0, MPI_BYTE, peer, tag_ + kTagReady, comm_, &requests_.back()));
         requests_.emplace_back();
-        MPIX_CHECK_MPI(MPI_Irecv(nullptr, 0, MPI_BYTE, peer, tag_ + kTagDone, comm_, &requests_.back()));
+        MPIX_CHECK_MPI(MPI_Irecv(&done_status_[j], 1, MPI_INT, peer, tag_ + kTagDone, comm_, &requests_.back()));
         stats.metadata_messages += 1;
       }
       if (write ? direct_out_[j] : direct_in_[j])  // copies with peer
@@ -229,10 +263,13 @@ class IpcHybrid : public Plan {
         copy_rc_ = direct_copy_->copy(peer, local, peer_exposure_[j], 0, bytes, direction_, memcpy_threshold_);
         if (copy_rc_ == MPIX_SUCCESS) copy_rc_ = direct_copy_->complete_device_copies();
       }
-      // "done" even after a failed copy, so that the peer is not left waiting.
+      // "done" even after a failed copy, so that the peer is not left waiting; it
+      // carries the copy's outcome, so that both sides of a failed pair fail.
+      copy_status_[j] = copy_rc_;
       requests_.emplace_back();
-      MPIX_CHECK_MPI(MPI_Isend(nullptr, 0, MPI_BYTE, peer, tag_ + kTagDone, comm_, &requests_.back()));
+      MPIX_CHECK_MPI(MPI_Isend(&copy_status_[j], 1, MPI_INT, peer, tag_ + kTagDone, comm_, &requests_.back()));
       stats.metadata_messages += 1;
+      stats.metadata_bytes += (long long)sizeof(int);
       // MPICH moves large messages only inside MPI calls: keep them going.
       int flag = 0;
       MPIX_TRY(test_all((int)requests_.size(), requests_.data(), &flag, comm_));
@@ -247,41 +284,50 @@ class IpcHybrid : public Plan {
     requests_.clear();
     next_copy_ = 0;
     *done = true;
+    for (int j = 0; j < q && copy_rc_ == MPIX_SUCCESS; ++j)
+      if ((write ? direct_in_[j] : direct_out_[j]) && done_status_[j] != MPIX_SUCCESS)
+        copy_rc_ = fail(done_status_[j], format("ipc_hybrid: rank %d could not copy its block %s this rank's buffer",
+                                                members_[j], write ? "into" : "out of"));
     MPIX_TRY(copy_rc_);
     return recv_runs_.unpack(comm_);
   }
 
-  // Device memory: blocks go by CUDA IPC or, between nodes and below the
-  // threshold, as messages from device memory, which needs a CUDA-aware MPI;
-  // blocks are copied as runs of bytes, so the datatypes must be contiguous.
-  int check_device(int* code, std::string* why) {
-    bool aware = false;
-    MPIX_TRY(mpi_cuda_aware(info_, &aware));
-    if ((!send_peers_.empty() || !recv_peers_.empty()) && !aware) {
-      *code = MPIX_ERR_UNSUPPORTED;
-      *why = "ipc_hybrid: device buffers and blocks that go by messages (between nodes or below "
-             "mpix_ipc_threshold), but the MPI library is not CUDA-aware (MPIX_Query_cuda_support; "
-             "mpix_cuda_aware=true overrides)";
-      return MPIX_SUCCESS;
-    }
+  // Device memory is copied as runs of bytes, so the datatypes must be
+  // contiguous, and needs a device in this process.
+  void check_device_buffers(int* code, std::string* why) const {
     for (int peer = 0; peer < ex_.size; ++peer) {
       if ((ex_.send.block_bytes(peer) > 0 && !ex_.send.block(peer).contiguous()) ||
           (ex_.recv.block_bytes(peer) > 0 && !ex_.recv.block(peer).contiguous())) {
         *code = MPIX_ERR_UNSUPPORTED;
         *why = "ipc_hybrid: device buffers with a non-contiguous datatype (packing device memory is not "
                "implemented; the other algorithms stage such buffers through host memory)";
-        return MPIX_SUCCESS;
+        return;
       }
     }
     if (!device_available()) {
       *code = MPIX_ERR_DEVICE;
       *why = "ipc_hybrid: device buffers but " + device_unavailable_reason();
     }
+  }
+
+  // Blocks of device memory that go by messages (between nodes, below the
+  // threshold, or all of them where the ranks' memory kinds differ) need a
+  // CUDA-aware MPI.
+  int check_device_messages(int* code, std::string* why) {
+    bool aware = false;
+    MPIX_TRY(mpi_cuda_aware(info_, &aware));
+    if ((!send_peers_.empty() || !recv_peers_.empty()) && !aware) {
+      *code = MPIX_ERR_UNSUPPORTED;
+      *why = "ipc_hybrid: device buffers and blocks that go by messages (between nodes, below "
+             "mpix_ipc_threshold, or host memory on other ranks), but the MPI library is not CUDA-aware "
+             "(MPIX_Query_cuda_support; mpix_cuda_aware=true overrides)";
+    }
     return MPIX_SUCCESS;
   }
 
   // Fills peer_exposure_[j]: what this rank reaches at node peer j.
-  int gather_exposures(MPI_Comm node_comm, const std::vector<Exposure>& mine) {
+  // `refused`: this rank could not expose its blocks; every peer gets its record.
+  int gather_exposures(MPI_Comm node_comm, const std::vector<Exposure>& mine, bool refused) {
     const int q = (int)members_.size();
     // Evenly spaced: exposure j = exposure 0 + j * stride, all of one size and one
     // allocation (a uniform exchange into one buffer).
@@ -307,7 +353,7 @@ class IpcHybrid : public Plan {
                 mine[j].device == first->device &&
                 !std::memcmp(mine[j].ipc_handle, first->ipc_handle, sizeof first->ipc_handle);
     }
-    int local_regular = regular ? 1 : 0, all_regular = 0;
+    int local_regular = regular && !refused ? 1 : 0, all_regular = 0;
     MPIX_CHECK_MPI(MPI_Allreduce(&local_regular, &all_regular, 1, MPI_INT, MPI_MIN, node_comm));
     peer_exposure_.assign(q, Exposure{});
     if (all_regular) {
@@ -358,6 +404,7 @@ class IpcHybrid : public Plan {
   std::vector<int> recv_peers_, send_peers_;
   int next_copy_ = 0;           // the next direct copy of a wait or test in progress
   int copy_rc_ = MPIX_SUCCESS;  // the first failed copy of this start
+  std::vector<int> copy_status_, done_status_;  // by local rank: "done" sent, "done" received
   std::vector<MPI_Request> requests_, ready_;
 };
 
@@ -376,7 +423,7 @@ int create_ipc_hybrid(const PlanContext& context, std::unique_ptr<Plan>* plan) {
 // a node pair at or above ipc_threshold is copied once, by one side, at the copy
 // bandwidth, where a message would make profile.intra_copies copies of it (the
 // gain of paper 004, III-A), with a ready and a done notice; at init the exposures
-// are gathered in the node (III-C) after two small allreduces. The copies are
+// are gathered in the node (III-C) between three small allreduces. The copies are
 // priced after the messages, not overlapped with them: III-B's overlap is a gain
 // the model leaves out. Which blocks reach the threshold the facts do not say: all
 // when the smallest block does, none when the largest is below it, else the share
@@ -417,7 +464,7 @@ Cost cost_ipc_hybrid(const ExchangeFacts& facts, const Params& params, const Mac
   cost.copy_bytes = copied_bytes;
   if (copied > 0) {
     RoundCost notices;  // a ready from the exposing side, a done from the copying one
-    notices.intra = LevelCounts{2 * copied, 0};
+    notices.intra = LevelCounts{2 * copied, copied * (double)sizeof(int)};  // "done" carries the outcome
     cost.sync_rounds.push_back(notices);
   }
   const int ppn = (int)std::llround(q);
@@ -425,10 +472,12 @@ Cost cost_ipc_hybrid(const ExchangeFacts& facts, const Params& params, const Mac
   const bool regular = copied == 0 || facts.uniform || facts.min_block == facts.max_block;
   exposures.intra = LevelCounts{q - 1, (q - 1) * (double)(regular ? sizeof(Regular) : sizeof(Exposure))};
   if (q > 1) cost.init_rounds.push_back(exposures);
-  cost.init_sync_rounds = allreduce_rounds(ppn, ppn, sizeof(int));  // evenly spaced exposures?
+  cost.init_sync_rounds = allreduce_rounds(facts.ranks, ppn, 3 * sizeof(int));  // memory kinds, refused?
+  for (const RoundCost& r : allreduce_rounds(ppn, ppn, sizeof(int)))  // evenly spaced exposures?
+    cost.init_sync_rounds.push_back(r);
   for (const RoundCost& r : allreduce_rounds(facts.ranks, ppn, sizeof(int)))  // refused anywhere?
     cost.init_sync_rounds.push_back(r);
-  cost.init_collectives = 3;  // the two allreduces and the gather of exposures (on a node of one rank too)
+  cost.init_collectives = 4;  // the three allreduces and the gather of exposures (on a node of one rank too)
   return cost;
 }
 

@@ -130,6 +130,8 @@ struct DeviceState {
       if (rc != cudaSuccess) return cuda_fail(rc, "cudaIpcOpenMemHandle (after closing the cached handles)");
     }
     if (cache.size() >= kHandlesPerPeer) {
+      // Copies queued on the stream may still use the mapping (as in close_peer).
+      MPIX_CHECK_CUDA(cudaStreamSynchronize(stream));
       cudaIpcCloseMemHandle(cache.back().mapped);
       cache.pop_back();
     }

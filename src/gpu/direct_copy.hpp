@@ -66,8 +66,11 @@ class DirectCopy {
 
   // Whether host blocks between ranks `a` and `b` can be copied directly.
   bool host_reachable(int a, int b) const {
-    return cma_ && a != b && host_node_[a] == host_node_[b];
+    return cma_ && same_machine(a, b);
   }
+  // Whether ranks `a` and `b` are processes of one machine (one kernel), whatever
+  // node MPIX_PPN or mpix_locality emulates: CUDA IPC, like CMA, reaches no further.
+  bool same_machine(int a, int b) const { return a != b && host_node_[a] == host_node_[b]; }
   bool cma() const { return cma_; }
   CopyDirection direction() const { return direction_; }
   const std::string& cma_off_reason() const { return cma_off_reason_; }
