@@ -71,7 +71,10 @@ const char* MPIX_Last_error_message(void);
 int MPIX_Comm_init(MPIX_Comm** comm, MPI_Comm mpi_comm);
 
 /** Collective. Frees the communicator and every sub-communicator it cached;
- *  sets *comm = NULL. Persistent requests on it must be freed first. */
+ *  sets *comm = NULL. Persistent requests on it must be freed first: a rank that
+ *  still has one gets MPIX_ERR_ARG and keeps its communicator (free the requests,
+ *  then call again); this check is local, so the other ranks' calls complete (the
+ *  frees MPI makes here do not wait for that rank's). */
 int MPIX_Comm_free(MPIX_Comm** comm);
 
 /** Collective; the same @p ppn on all ranks, else MPIX_ERR_ARG on every rank and

@@ -87,21 +87,21 @@ int detected_leader(MPI_Comm node, int local_rank, int* leader) {
 
 }  // namespace
 
-int Regions::init(MPI_Comm parent, Locality& locality, int ranks_per_region, int environment_rc) {
-  free_comms();
+int Regions::init(MPI_Comm parent, Locality& locality, int ranks_per_region, int local_rc) {
   // Agreed first, so that every rank takes the same path below.
-  const bool malformed = environment_rc != MPIX_SUCCESS;
-  const int value = ranks_per_region > 0 && !malformed ? ranks_per_region : 0;
-  int mine[3] = {value, -value, malformed ? 1 : 0};
+  const bool failed = local_rc != MPIX_SUCCESS;
+  const int value = ranks_per_region > 0 && !failed ? ranks_per_region : 0;
+  int mine[3] = {value, -value, failed ? 1 : 0};
   int all[3];
   MPIX_CHECK_MPI(MPI_Allreduce(mine, all, 3, MPI_INT, MPI_MAX, parent));
-  if (malformed) return environment_rc;  // its message is the last error still
-  if (all[2]) return fail(MPIX_ERR_ARG, "regions: another rank has a malformed MPIX_REGION_SIZE");
+  if (failed) return local_rc;  // its message is the last error still
+  if (all[2]) return fail(MPIX_ERR_ARG, "regions: another rank failed its checks (its own message names the problem)");
   if (all[0] != -all[1])
     return fail(MPIX_ERR_ARG, format("regions: ranks differ in ranks_per_region: %d here, from %d to %d over all "
                                      "ranks (0: none given); MPIX_REGION_SIZE or MPIX_Comm_update_regions must be "
                                      "the same on all ranks",
                                      mine[0], -all[1], all[0]));
+  free_comms();
   ranks_per_region_ = mine[0];
   MPIX_TRY(locality.node_comm(&node_));
   const int local_size = locality.local_size();
@@ -157,10 +157,13 @@ using namespace mpix;
 extern "C" int MPIX_Comm_update_regions(MPIX_Comm* comm, int ranks_per_region) {
   if (!comm) return fail(MPIX_ERR_ARG, "MPIX_Comm_update_regions: comm is NULL");
   release_reusable_plans(comm);
+  // Agreed in init's collectives, so that a rank whose peers freed theirs is not
+  // left waiting there alone.
+  int rc = MPIX_SUCCESS;
   if (comm->live_requests > 0)
-    return fail(MPIX_ERR_ARG, format("MPIX_Comm_update_regions: %d persistent request(s) still use this "
-                                     "communicator's layout; free them first", comm->live_requests));
-  return comm->regions.init(comm->lib_comm, comm->locality, ranks_per_region);
+    rc = fail(MPIX_ERR_ARG, format("MPIX_Comm_update_regions: %d persistent request(s) still use this "
+                                   "communicator's layout; free them first", comm->live_requests));
+  return comm->regions.init(comm->lib_comm, comm->locality, ranks_per_region, rc);
 }
 
 extern "C" int MPIX_Comm_region(const MPIX_Comm* comm, int* num_regions, int* region, int* region_size,

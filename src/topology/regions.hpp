@@ -30,10 +30,11 @@ class Regions {
 
   // Collective on `parent` (the library's communicator), after the node layout:
   // ranks_per_region <= 0 detects, > 0 emulates. The value is agreed between ranks:
-  // different values fail on every rank with MPIX_ERR_ARG. A rank whose
-  // MPIX_REGION_SIZE was malformed passes that error as `environment_rc`: it returns
-  // it, the others fail too, after the same collectives.
-  int init(MPI_Comm parent, Locality& locality, int ranks_per_region, int environment_rc = MPIX_SUCCESS);
+  // different values fail on every rank with MPIX_ERR_ARG. A rank that failed its
+  // own checks before (a malformed MPIX_REGION_SIZE, persistent requests still
+  // alive) passes that error as `local_rc`: it returns it, the others fail too,
+  // after the same collectives. On failure the regions stay as they were.
+  int init(MPI_Comm parent, Locality& locality, int ranks_per_region, int local_rc = MPIX_SUCCESS);
   void free_comms();
 
   int ranks_per_region() const { return ranks_per_region_; }  // 0: detected
