@@ -321,6 +321,23 @@ namespace {
 int pack_or_unpack(bool pack, const Block& block, char* packed, MPI_Comm comm) {
   const MPI_Count bytes = block.bytes();
   MPI_Datatype type = block.layout->type;
+  // MPI_BOTTOM (a null base, the type's addresses absolute): MPICH's MPI_Pack and
+  // MPI_Unpack refuse a null buffer, so the block is given from its first byte,
+  // with a type moved down by as much.
+  if (!block.base && block.layout->true_lb != 0 && fits_int(bytes) && fits_int(block.count)) {
+    int length = (int)block.count;
+    MPI_Aint displacement = -(MPI_Aint)block.layout->true_lb;
+    MPI_Datatype shifted = MPI_DATATYPE_NULL;
+    MPIX_CHECK_MPI(MPI_Type_create_struct(1, &length, &displacement, &type, &shifted));
+    int rc = MPI_Type_commit(&shifted);
+    char* first = block.first_byte();
+    int position = 0;
+    if (rc == MPI_SUCCESS)
+      rc = pack ? MPI_Pack(first, 1, shifted, packed, (int)bytes, &position, comm)
+                : MPI_Unpack(packed, (int)bytes, &position, first, 1, shifted, comm);
+    MPI_Type_free(&shifted);
+    return rc == MPI_SUCCESS ? MPIX_SUCCESS : fail_mpi(rc, pack ? "MPI_Pack" : "MPI_Unpack");
+  }
   if (fits_int(bytes)) {
     int position = 0;
     if (pack) MPIX_CHECK_MPI(MPI_Pack(block.base, (int)block.count, type, packed, (int)bytes, &position, comm));
