@@ -21,9 +21,11 @@ import csv
 import io
 import os
 import re
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 
 sys.dont_write_bytecode = True
 ROOT, MPIX_BENCH, MPIEXEC = sys.argv[1], sys.argv[2], sys.argv[3:]
@@ -301,6 +303,46 @@ def test_only_algorithms():
           [j.variants() for j in out] == [[("pairwise", "-")], [("smpi:pair", "-")]], [j.variants() for j in out])
 
 
+# bench/simulate's main with the build skipped and each job waiting to be stopped (no simulation).
+STOPPED_RUN = """
+import os, sys, time
+sys.path.insert(0, os.path.join(sys.argv[1], "bench"))
+from scriptload import load_script
+simulate = load_script("simulate")
+simulate.build = lambda args: None
+def run_job(self, job):
+    while not self.stopping:
+        time.sleep(0.05)
+    time.sleep(1)  # the second signal arrives while the threads are joined
+simulate.Runner.run_job = run_job
+sys.argv = ["simulate"] + sys.argv[2:]
+sys.exit(simulate.main())
+"""
+
+
+def test_signalled_twice():
+    """GNU timeout signals bench/simulate and then its process group: the second signal, during
+    the shutdown, must not cost the log line, the workdir or the exit status 130."""
+    with tempfile.TemporaryDirectory() as tmp:
+        csv_path = os.path.join(tmp, "x.csv")
+        proc = subprocess.Popen([sys.executable, "-c", STOPPED_RUN, ROOT, "--quick", "--only", "P=64", "--only",
+                                 "fattree", "--platforms", "fattree", "--csv", csv_path],
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                env=dict(os.environ, TMPDIR=tmp), start_new_session=True)
+        out = proc.stdout.readline()  # the plan: the runner starts next
+        time.sleep(1)
+        proc.send_signal(signal.SIGTERM)
+        time.sleep(0.3)
+        os.killpg(proc.pid, signal.SIGTERM)
+        out += proc.communicate(timeout=60)[0]
+        log = open(csv_path + ".log").read() if os.path.exists(csv_path + ".log") else ""
+        check("signalled twice: exit 130 without a traceback", proc.returncode == 130 and "Traceback" not in out,
+              (proc.returncode, out[-500:]))
+        check("signalled twice: the log line is written", log.endswith(", interrupted\n"), log)
+        check("signalled twice: the workdir is removed",
+              not [d for d in os.listdir(tmp) if d.startswith("mpix-simulate-")], os.listdir(tmp))
+
+
 def test_timeout_wins():
     """A --timeout on the command line replaces the plan's own per-job limit (900 s a row for
     the P = 1024 log-time jobs), in the run and in the estimates --dry-run prints."""
@@ -386,7 +428,7 @@ def test_selector_rows_are_plain_calls():
 
 for test in (test_selector_rows_are_plain_calls, test_lower_bound, test_workload_against_mpix_bench, test_resume_keys, test_plans, test_report, test_peers,
              test_breakdown, test_floors, test_auto_row, test_only_sizes, test_only_algorithms, test_timeout_wins,
-             test_headroom, test_losses_count_auto, test_platform_checks):
+             test_headroom, test_losses_count_auto, test_platform_checks, test_signalled_twice):
     try:
         test()
     except Exception as e:  # a crash of one test is its failure, the others still run
