@@ -93,7 +93,9 @@ def unseen_section(results_dir):
     CSV): one table per platform and ranks per node."""
     lines, totals = [], {}
     for path in sorted(glob.glob(os.path.join(results_dir, "unseen-*.csv"))):
-        if not re.fullmatch(r"unseen-[a-z]+-ppn[0-9]+\.csv", os.path.basename(path)):
+        # Any name of a platform file (bench/simulate takes whatever bench/platforms/NAME.json
+        # exists); the -auto and -breakdown companions end otherwise.
+        if not re.fullmatch(r"unseen-.+-ppn[0-9]+\.csv", os.path.basename(path)):
             continue
         data = Data(path)
         first = data.rows[0]

@@ -21,6 +21,7 @@ import csv
 import io
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -343,6 +344,20 @@ def test_signalled_twice():
               not [d for d in os.listdir(tmp) if d.startswith("mpix-simulate-")], os.listdir(tmp))
 
 
+def test_unseen_platform_names():
+    """Every platform file name bench/simulate takes (bench/platforms/NAME.json) gets its section of
+    the unseen platforms, and the -auto and -breakdown companions do not."""
+    results_dir = os.path.join(ROOT, "bench", "results")
+    with tempfile.TemporaryDirectory() as tmp:
+        companions = {"": "unseen-ethernet-ppn8.csv", "-auto": "unseen-ethernet-ppn8-auto.csv",
+                      "-breakdown-alltoall-1k": "unseen-ethernet-ppn32-breakdown-alltoall-1k.csv"}
+        for name in ("slow10g", "my_cluster", "two-words"):
+            for suffix, source in companions.items():
+                shutil.copy(os.path.join(results_dir, source), os.path.join(tmp, "unseen-%s-ppn8%s.csv" % (name, suffix)))
+        sections = [line for line in report_analyses.unseen_section(tmp) if line.startswith("#### ")]
+    check("a section per unseen platform, whatever its name", len(sections) == 3, sections)
+
+
 def test_timeout_wins():
     """A --timeout on the command line replaces the plan's own per-job limit (900 s a row for
     the P = 1024 log-time jobs), in the run and in the estimates --dry-run prints."""
@@ -428,7 +443,8 @@ def test_selector_rows_are_plain_calls():
 
 for test in (test_selector_rows_are_plain_calls, test_lower_bound, test_workload_against_mpix_bench, test_resume_keys, test_plans, test_report, test_peers,
              test_breakdown, test_floors, test_auto_row, test_only_sizes, test_only_algorithms, test_timeout_wins,
-             test_headroom, test_losses_count_auto, test_platform_checks, test_signalled_twice):
+             test_headroom, test_losses_count_auto, test_platform_checks, test_signalled_twice,
+             test_unseen_platform_names):
     try:
         test()
     except Exception as e:  # a crash of one test is its failure, the others still run
