@@ -8,7 +8,8 @@
 //   mpiexec.mpich -n P mpix-tune --sizes 16,1k,64k --dist uniform,powerlaw --out tuning.txt
 //       every algorithm with a cost model, over its parameter ranges, on each
 //       (distribution, size): the fastest becomes a rule of a tuning file, and the
-//       table shows it beside what `auto` (the model) chose and predicted
+//       table shows it beside what the blocking calls of `auto` ran, their time and
+//       the model's prediction
 //
 // The tuning file is rewritten after every cell, so a run that is stopped leaves a
 // file that loads. Every rank parses the same command line.
@@ -187,7 +188,12 @@ struct Measured {
 };
 
 // Median over `iters` blocking calls (maximum over ranks per call); -1 if it failed,
-// with the reason in `error`.
+// with the reason in `error`. `described` and `predicted` are of what the timed
+// calls ran, not of a persistent plan's choice: that one pays no agreement or
+// planning per call and carries no first call, so `auto` may choose otherwise. Where
+// the calls did not all run the same (a carried first call, then the plan kept for
+// the calls that repeat it), every choice is named, in order; the prediction is the
+// last call's.
 Measured measure(const Options& o, MPIX_Comm* comm, Cell& c, const std::string& algorithm,
                  const std::vector<std::pair<std::string, std::string>>& keys) {
   Measured m;
@@ -216,11 +222,10 @@ Measured measure(const Options& o, MPIX_Comm* comm, Cell& c, const std::string& 
   MPIX_Request* request = nullptr;
   std::string error;
   if (bench::all_succeeded(call(&request), world, &error)) {
-    m.described = request->algorithm + (request->params.empty() ? "" : " " + request->params);
-    m.predicted = request->predicted_seconds;
     m.facts = request->facts;
     MPIX_Request_free(&request);
     std::vector<double> times;
+    std::vector<std::string> ran;
     for (int it = 0; it < o.iters + 1; ++it) {
       MPI_Barrier(world);
       double t0 = MPI_Wtime();
@@ -232,8 +237,14 @@ Measured measure(const Options& o, MPIX_Comm* comm, Cell& c, const std::string& 
         m.error = "a timed call failed on some rank";
         break;
       }
-      if (it > 0) times.push_back(all[0]);
+      if (it == 0) continue;
+      times.push_back(all[0]);
+      const mpix::DenseChoice& choice = comm->blocking_choices[o.op == mpix::kAlltoall ? 0 : 1];
+      const std::string described = choice.algorithm + (choice.params.empty() ? "" : " " + choice.params);
+      if (std::find(ran.begin(), ran.end(), described) == ran.end()) ran.push_back(described);
+      m.predicted = choice.predicted_seconds;
     }
+    for (const std::string& described : ran) m.described += (m.described.empty() ? "" : ", ") + described;
     if (!times.empty()) m.seconds = bench::median(times);
   } else {
     m.error = error;
