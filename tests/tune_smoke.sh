@@ -15,15 +15,25 @@ grep -q "^copy_bandwidth *= " "$work/machine.txt"
 # Two emulated nodes: the exchange between them is measured, not left at 0.
 grep -Eq "^alltoall_bandwidth *= [1-9]" "$work/machine.txt"
 
-"$@" -n 2 "$tools/mpix-tune" --sizes 16,2k --iters 1 --ppn 1 --out "$work/tuning.txt" > "$work/tune.out"
+# --margin -100: a rule in every cell, however auto did.
+"$@" -n 2 "$tools/mpix-tune" --sizes 16,2k --iters 1 --ppn 1 --margin -100 --out "$work/tuning.txt" > "$work/tune.out"
 test "$(grep -c '^alltoallv 2 2 ' "$work/tuning.txt")" = 2
 # Each rule for the measured layout, its bytes up to the cell's size.
 grep -q '^alltoallv 2 2 0 16 .* nodes=2\.\.2 ppn=1\.\.1 ' "$work/tuning.txt"
 grep -q '^alltoallv 2 2 17 \* .* nodes=2\.\.2 ppn=1\.\.1 ' "$work/tuning.txt"
 grep -q "measured best" "$work/tune.out"
+test "$(grep -c ' best$' "$work/tune.out")" = 2
+# Where auto was not beaten by the margin (no best can beat it by 100000%), no rule
+# is written and the table says so.
+"$@" -n 2 "$tools/mpix-tune" --sizes 16,2k --iters 1 --ppn 1 --margin 100000 --out "$work/auto.txt" \
+  > "$work/auto.out" 2> "$work/auto.err"
+test "$(grep -c ' none (auto)$' "$work/auto.out")" = 2
+! grep -q '^alltoallv' "$work/auto.txt"
+grep -q "2 left to auto" "$work/auto.txt"
+grep -q "no rule: auto was within --margin" "$work/auto.err"
 
 # A fixed distribution is one cell whatever --sizes says.
-"$@" -n 2 "$tools/mpix-tune" --sizes 16,2k --dist fft_n2 --iters 1 --ppn 1 --out "$work/fixed.txt" > /dev/null
+"$@" -n 2 "$tools/mpix-tune" --sizes 16,2k --dist fft_n2 --iters 1 --ppn 1 --margin -100 --out "$work/fixed.txt" > /dev/null
 test "$(grep -c '^alltoallv' "$work/fixed.txt")" = 1
 # Where no candidate runs, the cell is named with the reason, nothing is written
 # and the exit status is 1 (it said "wrote" and exited 0).
@@ -35,11 +45,11 @@ grep -q "no candidate ran (.*machine file $work/none.txt: cannot be opened" "$wo
 grep -q "failed.txt not written" "$work/failed.err"
 test ! -e "$work/failed.txt"
 # Options: a flag with a value, an option twice, profile with tuning options.
-for bad in "--profile=no" "--sizes 16 --sizes 32" "--profile --sizes 16" "--iters 100001"; do
+for bad in "--profile=no" "--sizes 16 --sizes 32" "--profile --sizes 16" "--iters 100001" "--margin -101"; do
   if "$@" -n 1 "$tools/mpix-tune" $bad --out "$work/opt.txt" > /dev/null 2> "$work/opt.err"; then
     echo "mpix-tune $bad exited 0"; exit 1
   fi
-  grep -Eq "takes no value|given twice|not to --profile|from 1 to 100000" "$work/opt.err"
+  grep -Eq "takes no value|given twice|not to --profile|from 1 to 100000|from -100 to 100000" "$work/opt.err"
 done
 
 MPIX_MACHINE_FILE="$work/machine.txt" MPIX_TUNING_FILE="$work/tuning.txt" MPIX_VERBOSE=1 \

@@ -7,8 +7,8 @@
 //       collective's software cost: a machine file for mpix_machine_file
 //   mpiexec.mpich -n P mpix-tune --sizes 16,1k,64k --dist uniform,powerlaw --out tuning.txt
 //       every algorithm with a cost model, over its parameter ranges, on each
-//       (distribution, size): the fastest becomes a rule of a tuning file, and the
-//       table shows it beside what the blocking calls of `auto` ran, their time and
+//       (distribution, size): the fastest becomes a rule of a tuning file where it
+//       beat `auto` by more than --margin, and the table shows it beside what the blocking calls of `auto` ran, their time and
 //       the model's prediction
 //
 // The tuning file is rewritten after every cell, so a run that is stopped leaves a
@@ -51,6 +51,9 @@ const char* const kUsage = R"(Usage: mpiexec.mpich -n P mpix-tune [options]
   --dist D1,D2,...       distributions as in mpix-bench (default uniform)
   --iters N              timed calls per candidate (default 5; the median counts)
   --ppn N                emulate nodes of N consecutive ranks
+  --margin PCT           write a cell's rule only where its best beat auto by more
+                         than PCT percent of the best's time (default 5; -100:
+                         in every cell)
   --help
 
 The tuning file's rules hold for this rank count and node layout (nodes, ranks
@@ -69,6 +72,10 @@ struct Options {
   std::vector<long long> sizes = {16, 256, 4096, 65536};
   std::vector<Distribution> dists = {Distribution::uniform};
   int iters = 5, ppn = 0;
+  // Closer than a few percent, the best and auto are the same within the noise of a
+  // median of a few calls, and a rule would cost what loading a tuning file turns
+  // off (auto's carried first call) for nothing.
+  int margin = 5;
   bool ppn_given = false;
 };
 
@@ -133,6 +140,10 @@ std::string parse(int argc, char** argv, Options* o) {
       if (!next() || !mpix::parse_integer(value, &number) || number < 1 || number > 100000)
         return "--iters needs an integer from 1 to 100000";
       o->iters = (int)number;
+    } else if (arg == "--margin") {
+      if (!next() || !mpix::parse_integer(value, &number) || number < -100 || number > 100000)
+        return "--margin needs an integer from -100 to 100000 (percent)";
+      o->margin = (int)number;
     } else if (arg == "--ppn") {
       if (!next() || !mpix::parse_integer(value, &number) || number < 0 || number > 1 << 30)
         return "--ppn needs an integer >= 0";
@@ -143,7 +154,7 @@ std::string parse(int argc, char** argv, Options* o) {
     }
   }
   if (o->profile)
-    for (const char* tuning_only : {"--op", "--sizes", "--dist", "--iters"})
+    for (const char* tuning_only : {"--op", "--sizes", "--dist", "--iters", "--margin"})
       if (std::find(seen.begin(), seen.end(), tuning_only) != seen.end())
         return std::string(tuning_only) + " applies to the tuning of algorithms, not to --profile";
   if (o->out.empty()) o->out = o->profile ? "machine.txt" : "tuning.txt";
@@ -185,6 +196,9 @@ struct Measured {
   double seconds = -1;
   double predicted = 0;
   mpix::ExchangeFacts facts;
+  // A cell where auto was not beaten by the margin has no rule, but still bounds the
+  // ranges of the other cells' rules, which would otherwise cover it.
+  bool rule = true;
 };
 
 // Median over `iters` blocking calls (maximum over ranks per call); -1 if it failed,
@@ -271,8 +285,8 @@ int tune_main(const Options& o, MPIX_Comm* comm) {
   bool written = false, unwritable = false;
   int failed_cells = 0;
   if (rank == 0)
-    std::printf("%-10s %8s %-28s %12s   %-28s %12s %12s\n", "dist", "S", "measured best", "time_us", "auto (model)",
-                "time_us", "predicted_us");
+    std::printf("%-10s %8s %-28s %12s   %-28s %12s %12s   %s\n", "dist", "S", "measured best", "time_us",
+                "auto (model)", "time_us", "predicted_us", "rule");
   for (Distribution dist : dists) {
     for (long long S : o.sizes) {
       // A fixed distribution's blocks do not depend on S: one cell, at the first size.
@@ -323,16 +337,18 @@ int tune_main(const Options& o, MPIX_Comm* comm) {
         continue;
       }
       best.size = mpix::workload::fixed_sizes(dist) ? best.facts.max_block : S;
+      best.rule = chosen.seconds < 0 || best.seconds * (1 + o.margin / 100.0) < chosen.seconds;
       bests.push_back(best);
       if (rank == 0) {
         if (chosen.seconds < 0) {
-          std::printf("%-10s %8lld %-28s %12.2f   %-28s %12s %12s\n", dist_name, best.size, best.described.c_str(),
-                      best.seconds * 1e6, "error", "-", "-");
+          std::printf("%-10s %8lld %-28s %12.2f   %-28s %12s %12s   %s\n", dist_name, best.size,
+                      best.described.c_str(), best.seconds * 1e6, "error", "-", "-", "best");
           std::fprintf(stderr, "mpix-tune: cell %s S=%lld: auto failed: %s\n", dist_name, best.size,
                        chosen.error.c_str());
         } else {
-          std::printf("%-10s %8lld %-28s %12.2f   %-28s %12.2f %12.2f\n", dist_name, best.size, best.described.c_str(),
-                      best.seconds * 1e6, chosen.described.c_str(), chosen.seconds * 1e6, chosen.predicted * 1e6);
+          std::printf("%-10s %8lld %-28s %12.2f   %-28s %12.2f %12.2f   %s\n", dist_name, best.size,
+                      best.described.c_str(), best.seconds * 1e6, chosen.described.c_str(), chosen.seconds * 1e6,
+                      chosen.predicted * 1e6, best.rule ? "best" : "none (auto)");
         }
         std::fflush(stdout);
         // Rules for this rank count, each for its largest-block range (up to the
@@ -340,10 +356,13 @@ int tune_main(const Options& o, MPIX_Comm* comm) {
         // the other cells' means), written anew after every cell.
         std::vector<Measured> sorted = bests;
         std::ofstream out(partial);
+        const long long ruled = std::count_if(sorted.begin(), sorted.end(), [](const Measured& m) { return m.rule; });
         out << "# mpix tuning file, measured by mpix-tune on " << size << " ranks ("
-            << comm->locality.num_nodes() << " nodes); " << sorted.size() << " of " << cells << " cells\n";
+            << comm->locality.num_nodes() << " nodes); " << sorted.size() << " of " << cells << " cells, "
+            << sorted.size() - ruled << " left to auto (not beaten by more than " << o.margin << "%)\n";
         for (std::size_t i = 0; i < sorted.size(); ++i) {
           const Measured& m = sorted[i];
+          if (!m.rule) continue;
           double lo = 0, hi = HUGE_VAL;
           for (std::size_t j = 0; j < sorted.size(); ++j) {
             if (j == i || sorted[j].size != m.size) continue;
@@ -382,6 +401,10 @@ int tune_main(const Options& o, MPIX_Comm* comm) {
     else if (!unwritable)
       std::fprintf(stderr, "mpix-tune: no cell was measured; %s not written\n", o.out.c_str());
     if (failed_cells) std::fprintf(stderr, "mpix-tune: %d of %d cells failed\n", failed_cells, cells);
+    // Loading a file even without rules turns off auto's carried first call.
+    if (written && std::none_of(bests.begin(), bests.end(), [](const Measured& m) { return m.rule; }))
+      std::fprintf(stderr, "mpix-tune: no rule: auto was within --margin %d%% of the best in every cell; running "
+                   "without the file is faster\n", o.margin);
   }
   int status = written && !unwritable && !failed_cells ? 0 : 1;  // rank 0 writes
   MPI_Bcast(&status, 1, MPI_INT, 0, world);
