@@ -8,8 +8,8 @@
 //   mpiexec.mpich -n P mpix-tune --sizes 16,1k,64k --dist uniform,powerlaw --out tuning.txt
 //       every algorithm with a cost model, over its parameter ranges, on each
 //       (distribution, size): the fastest becomes a rule of a tuning file where it
-//       beat `auto` by more than --margin, and the table shows it beside what the blocking calls of `auto` ran, their time and
-//       the model's prediction
+//       beat `auto` by more than --margin, and the table shows it beside what the
+//       blocking calls of `auto` ran, their time and the model's prediction
 //
 // The tuning file is rewritten after every cell, so a run that is stopped leaves a
 // file that loads. Every rank parses the same command line.
