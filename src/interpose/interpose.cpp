@@ -56,7 +56,7 @@ int delete_comm(MPI_Comm comm, int, void* value, void*) {
     std::lock_guard<std::mutex> lock(cache_mutex);
     cached_comms.erase(std::remove(cached_comms.begin(), cached_comms.end(), comm), cached_comms.end());
   }
-  if (mpix_comm != kUnusable && mpix_comm != kLibraryOwn) release_comm(mpix_comm);
+  if (mpix_comm != kUnusable && mpix_comm != kLibraryOwn) release_comm(comm, mpix_comm);
   return MPI_SUCCESS;
 }
 
@@ -164,6 +164,22 @@ void report_fallback(MPI_Comm comm, const char* function, const std::string& rea
   int world_rank = 0;
   PMPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
   if (world_rank == 0) print_once(reason, line + " (MPIX_VERBOSE=1 shows every call left to MPI)");
+}
+
+int raise_error(MPI_Comm comm, const char* function, int error_class, const std::string& message) {
+  MPI_Errhandler handler = MPI_ERRHANDLER_NULL;
+  PMPI_Comm_get_errhandler(comm, &handler);
+  bool fatal = handler == MPI_ERRORS_ARE_FATAL;
+#if MPI_VERSION >= 4
+  fatal = fatal || handler == MPI_ERRORS_ABORT;
+#endif
+  if (handler != MPI_ERRHANDLER_NULL) PMPI_Errhandler_free(&handler);
+  // MPI's own text for the class says nothing of what mpix found, and the program
+  // has no MPIX_Last_error_message: where the handler ends the run, this line is
+  // all the user gets.
+  if (fatal || verbose()) print_once(std::string(function) + message, std::string(function) + ": " + message);
+  PMPI_Comm_call_errhandler(comm, error_class);
+  return error_class;  // MPI_Comm_call_errhandler returns MPI_SUCCESS once the handler returned
 }
 
 void report_routed(MPI_Comm comm, const char* function, const std::string& what) {

@@ -25,9 +25,16 @@ void report_fallback(MPI_Comm comm, const char* function, const std::string& rea
 // Under MPIX_VERBOSE, on rank 0 of `comm`, once per function: `what` mpix did.
 void report_routed(MPI_Comm comm, const char* function, const std::string& what);
 
-// Frees an MPIX_Comm whose communicator is gone, now or, while persistent requests
-// still use it, when the last of them is freed (persistent.cpp).
-void release_comm(MPIX_Comm* comm);
+// An error of an interposed call on `comm`, as MPI reports its own: `comm`'s error
+// handler is called with `error_class` (an MPI error class, which is also a code),
+// which is returned for the call to return. `message` (mpix's) goes to stderr, once
+// per process and text, where that handler is fatal, and under MPIX_VERBOSE.
+int raise_error(MPI_Comm comm, const char* function, int error_class, const std::string& message);
+
+// `comm` is being freed: frees its MPIX_Comm `mpix_comm` now or, while persistent
+// requests still use it, when the last of them is freed; those requests keep
+// `comm`'s error handler for their errors (persistent.cpp).
+void release_comm(MPI_Comm comm, MPIX_Comm* mpix_comm);
 
 // In MPI_Finalize, before the communicators: frees every persistent request left.
 void free_all_persistent();

@@ -16,9 +16,11 @@
 #include <dlfcn.h>
 #include <mpi.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <mutex>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -33,6 +35,8 @@ namespace {
 struct Persistent {
   MPIX_Request* request = nullptr;
   bool active = false;
+  MPI_Comm comm = MPI_COMM_NULL;                 // the program's, until it frees it
+  MPI_Errhandler handler = MPI_ERRHANDLER_NULL;  // comm's when it was freed
 };
 
 std::mutex persistent_mutex;
@@ -46,6 +50,7 @@ std::vector<MPIX_Comm*> released_comms;  // MPI freed their communicator; reques
 // communicator hangs, without mpix too), which is what a collective mpix leaves to
 // MPI beside one of its own would meet.
 std::vector<MPI_Request> spare_placeholders;
+std::atomic<int> spare_count{0};
 
 // The mpix request behind `request`, or nullptr (elements of an unordered_map keep
 // their address).
@@ -63,26 +68,65 @@ bool any_persistent(int count, const MPI_Request requests[]) {
   return false;
 }
 
-int mpi_code(int mpix_code) { return mpix_code == MPIX_SUCCESS ? MPI_SUCCESS : MPI_ERR_OTHER; }
+// The class MPI gives the same failure where it has one; MPIX_ERR_MPI's own code is
+// gone by now (its text is in the message), so it is MPI_ERR_OTHER with the rest.
+int mpi_class(int mpix_code) {
+  switch (mpix_code) {
+    case MPIX_SUCCESS: return MPI_SUCCESS;
+    case MPIX_ERR_ARG: return MPI_ERR_ARG;
+    case MPIX_ERR_NO_MEM: return MPI_ERR_NO_MEM;
+    default: return MPI_ERR_OTHER;
+  }
+}
+
+// A failure of `p`'s request, raised on the communicator it was made on, whose
+// handler the program chose for its operations there (MPICH 4.0.2 itself raises
+// MPI_Start's errors on MPI_COMM_WORLD), with mpix's last message.
+int fail_request(const Persistent& p, const char* function, int error_class) {
+  const std::string message = MPIX_Last_error_message();
+  if (p.comm != MPI_COMM_NULL) return raise_error(p.comm, function, error_class, message);
+  // The program freed the communicator, which MPI allows while the request lives,
+  // and MPI would still call its handler: only a communicator of ours can carry
+  // that handler now.
+  MPI_Comm self = MPI_COMM_NULL;
+  if (PMPI_Comm_dup(MPI_COMM_SELF, &self) != MPI_SUCCESS) return error_class;
+  PMPI_Comm_set_errhandler(self, p.handler);
+  raise_error(self, function, error_class, message);
+  PMPI_Comm_free(&self);
+  return error_class;
+}
+
+void drop_handler(Persistent& p) {
+  if (p.handler != MPI_ERRHANDLER_NULL) PMPI_Errhandler_free(&p.handler);
+}
+
+// A copy of a handle the program freed: MPI_Start on it is MPI_ERR_REQUEST to MPI,
+// but the placeholder is still a valid MPI request (see spare_placeholders).
+bool freed_placeholder(MPI_Request request) {
+  if (spare_count.load() == 0 || request == MPI_REQUEST_NULL) return false;
+  std::lock_guard<std::mutex> lock(persistent_mutex);
+  return std::find(spare_placeholders.begin(), spare_placeholders.end(), request) != spare_placeholders.end();
+}
 
 MPI_Status* status_at(MPI_Status statuses[], int i) {
   return statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[i];
 }
 
 // MPIX_Test on an active mpix request; *flag when it completed now.
-int test_one(Persistent* p, int* flag, MPI_Status* status) {
+int test_one(Persistent* p, const char* function, int* flag, MPI_Status* status) {
   *flag = 0;
   if (!p->active) return MPI_SUCCESS;
   int rc = MPIX_Test(p->request, flag, status);
   if (*flag) p->active = false;
-  return mpi_code(rc);
+  return rc == MPIX_SUCCESS ? MPI_SUCCESS : fail_request(*p, function, mpi_class(rc));
 }
 
-int make_persistent(MPIX_Request* mpix_request, MPI_Request* request) {
+int make_persistent(MPIX_Request* mpix_request, MPI_Comm comm, MPI_Request* request) {
   std::lock_guard<std::mutex> lock(persistent_mutex);
   if (!spare_placeholders.empty()) {
     *request = spare_placeholders.back();
     spare_placeholders.pop_back();
+    --spare_count;
   } else {
     int rc = PMPI_Send_init(nullptr, 0, MPI_BYTE, MPI_PROC_NULL, 0, MPI_COMM_SELF, request);
     if (rc != MPI_SUCCESS) {
@@ -90,7 +134,7 @@ int make_persistent(MPIX_Request* mpix_request, MPI_Request* request) {
       return rc;
     }
   }
-  persistent_requests[*request] = Persistent{mpix_request, false};
+  persistent_requests[*request] = Persistent{mpix_request, false, comm, MPI_ERRHANDLER_NULL};
   ++persistent_count;
   return MPI_SUCCESS;
 }
@@ -126,7 +170,7 @@ int testsome_pass(Split& split, int* outcount, int indices[], MPI_Status statuse
     if (!split.mine[i] || !split.mine[i]->active) continue;
     *any_active = true;
     int flag = 0;
-    int one_rc = test_one(split.mine[i], &flag, status_at(statuses, found));
+    int one_rc = test_one(split.mine[i], "MPI_Testsome", &flag, status_at(statuses, found));
     if (one_rc != MPI_SUCCESS) rc = one_rc;
     if (flag) indices[found++] = i;
   }
@@ -147,10 +191,19 @@ int testsome_pass(Split& split, int* outcount, int indices[], MPI_Status statuse
 
 }  // namespace
 
-void release_comm(MPIX_Comm* comm) {
-  if (MPIX_Comm_free(&comm) == MPIX_SUCCESS) return;
+void release_comm(MPI_Comm comm, MPIX_Comm* mpix_comm) {
+  if (persistent_count.load() != 0) {
+    std::lock_guard<std::mutex> lock(persistent_mutex);
+    for (auto& entry : persistent_requests) {
+      Persistent& p = entry.second;
+      if (p.comm != comm) continue;
+      PMPI_Comm_get_errhandler(comm, &p.handler);
+      p.comm = MPI_COMM_NULL;  // MPI may give the handle to a communicator made later
+    }
+  }
+  if (MPIX_Comm_free(&mpix_comm) == MPIX_SUCCESS) return;
   std::lock_guard<std::mutex> lock(persistent_mutex);
-  released_comms.push_back(comm);  // freed with its last request
+  released_comms.push_back(mpix_comm);  // freed with its last request
 }
 
 void free_all_persistent() {
@@ -158,6 +211,7 @@ void free_all_persistent() {
   for (auto& entry : persistent_requests) {
     MPIX_Wait(entry.second.request, MPI_STATUS_IGNORE);
     MPIX_Request_free(&entry.second.request);
+    drop_handler(entry.second);
     MPI_Request placeholder = entry.first;
     PMPI_Request_free(&placeholder);
   }
@@ -165,12 +219,13 @@ void free_all_persistent() {
   persistent_count = 0;
   for (MPI_Request& placeholder : spare_placeholders) PMPI_Request_free(&placeholder);
   spare_placeholders.clear();
+  spare_count = 0;
   free_released_comms();
 }
 
 #else
 
-void release_comm(MPIX_Comm* comm) { MPIX_Comm_free(&comm); }
+void release_comm(MPI_Comm, MPIX_Comm* mpix_comm) { MPIX_Comm_free(&mpix_comm); }
 
 void free_all_persistent() {}
 
@@ -210,7 +265,7 @@ int MPI_Alltoall_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                                       &mpix_request);
     if (rc == MPIX_SUCCESS) {
       report_routed(comm, "MPI_Alltoall_init", "an mpix persistent request");
-      return make_persistent(mpix_request, request);
+      return make_persistent(mpix_request, comm, request);
     }
     report_fallback(comm, "MPI_Alltoall_init", MPIX_Last_error_message(), rc);
   }
@@ -229,7 +284,7 @@ int MPI_Alltoallv_init(const void* sendbuf, const int sendcounts[], const int sd
                                        nullptr, mpix_comm, &mpix_request);
     if (rc == MPIX_SUCCESS) {
       report_routed(comm, "MPI_Alltoallv_init", "an mpix persistent request");
-      return make_persistent(mpix_request, request);
+      return make_persistent(mpix_request, comm, request);
     }
     report_fallback(comm, "MPI_Alltoallv_init", MPIX_Last_error_message(), rc);
   }
@@ -239,14 +294,27 @@ int MPI_Alltoallv_init(const void* sendbuf, const int sendcounts[], const int sd
 
 int MPI_Start(MPI_Request* request) {
   Persistent* p = find(*request);
-  if (!p) return PMPI_Start(request);
+  if (!p) {
+    // MPICH 4.0.2 raises a start on a freed handle on MPI_COMM_WORLD.
+    if (freed_placeholder(*request))
+      return raise_error(MPI_COMM_WORLD, "MPI_Start", MPI_ERR_REQUEST,
+                         "the request was freed (MPI_Request_free): a copy of its handle cannot be started");
+    return PMPI_Start(request);
+  }
+  const bool was_active = p->active;
   int rc = MPIX_Start(p->request);
-  if (rc == MPIX_SUCCESS) p->active = true;
-  return mpi_code(rc);
+  if (rc == MPIX_SUCCESS) {
+    p->active = true;
+    return MPI_SUCCESS;
+  }
+  // MPI's class for a start on an active request; mpix's is MPIX_ERR_ARG.
+  return fail_request(*p, "MPI_Start", was_active ? MPI_ERR_REQUEST : mpi_class(rc));
 }
 
 int MPI_Startall(int count, MPI_Request requests[]) {
-  if (!any_persistent(count, requests)) return PMPI_Startall(count, requests);
+  if (!any_persistent(count, requests) &&
+      std::none_of(requests, requests + count, [](MPI_Request r) { return freed_placeholder(r); }))
+    return PMPI_Startall(count, requests);
   for (int i = 0; i < count; ++i) {
     int rc = MPI_Start(&requests[i]);
     if (rc != MPI_SUCCESS) return rc;
@@ -258,7 +326,8 @@ int MPI_Wait(MPI_Request* request, MPI_Status* status) {
   Persistent* p = find(*request);
   if (!p) return PMPI_Wait(request, status);
   p->active = false;
-  return mpi_code(MPIX_Wait(p->request, status));
+  int rc = MPIX_Wait(p->request, status);
+  return rc == MPIX_SUCCESS ? MPI_SUCCESS : fail_request(*p, "MPI_Wait", mpi_class(rc));
 }
 
 int MPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
@@ -266,7 +335,7 @@ int MPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
   if (!p) return PMPI_Test(request, flag, status);
   int rc = MPIX_Test(p->request, flag, status);
   if (*flag) p->active = false;
-  return mpi_code(rc);
+  return rc == MPIX_SUCCESS ? MPI_SUCCESS : fail_request(*p, "MPI_Test", mpi_class(rc));
 }
 
 int MPI_Request_get_status(MPI_Request request, int* flag, MPI_Status* status) {
@@ -282,7 +351,7 @@ int MPI_Testall(int count, MPI_Request requests[], int* flag, MPI_Status statuse
   for (int i = 0; i < count; ++i) {
     if (!split.mine[i] || !split.mine[i]->active) continue;
     int done = 0;
-    int one_rc = test_one(split.mine[i], &done, MPI_STATUS_IGNORE);
+    int one_rc = test_one(split.mine[i], "MPI_Testall", &done, MPI_STATUS_IGNORE);
     if (one_rc != MPI_SUCCESS) rc = one_rc;
     mine_done &= done;
   }
@@ -353,7 +422,7 @@ int MPI_Testany(int count, MPI_Request requests[], int* index, int* flag, MPI_St
   for (int i = 0; i < count; ++i) {
     if (!split.mine[i] || !split.mine[i]->active) continue;
     any_active = true;
-    int rc = test_one(split.mine[i], flag, status);
+    int rc = test_one(split.mine[i], "MPI_Testany", flag, status);
     if (rc != MPI_SUCCESS || *flag) {
       *index = i;
       return rc;
@@ -376,18 +445,27 @@ int MPI_Waitany(int count, MPI_Request requests[], int* index, MPI_Status* statu
 
 int MPI_Request_free(MPI_Request* request) {
   Persistent* p = find(*request);
-  if (!p) return PMPI_Request_free(request);
+  if (!p) {
+    // PMPI_Request_free would free a placeholder still kept for the next request.
+    if (freed_placeholder(*request))
+      return raise_error(MPI_COMM_WORLD, "MPI_Request_free", MPI_ERR_REQUEST,
+                         "the request was freed already (a copy of its handle)");
+    return PMPI_Request_free(request);
+  }
   // MPI lets an active request be freed; the exchange completes first.
   if (p->active) MPIX_Wait(p->request, MPI_STATUS_IGNORE);
-  MPIX_Request* mpix_request = p->request;
+  Persistent gone = *p;
   {
     std::lock_guard<std::mutex> lock(persistent_mutex);
     persistent_requests.erase(*request);
     --persistent_count;
   }
-  int rc = mpi_code(MPIX_Request_free(&mpix_request));
+  int rc = MPIX_Request_free(&gone.request);
+  if (rc != MPIX_SUCCESS) rc = fail_request(gone, "MPI_Request_free", mpi_class(rc));
+  drop_handler(gone);
   std::lock_guard<std::mutex> lock(persistent_mutex);
   spare_placeholders.push_back(*request);  // see spare_placeholders
+  ++spare_count;
   *request = MPI_REQUEST_NULL;
   free_released_comms();
   return rc;

@@ -1,0 +1,104 @@
+/* Errors of interposed calls, as MPI reports them (test_interpose.py mode errors):
+ * each line gives the class a call returned under a counting error handler
+ * (MPI_Comm_create_errhandler) and how often, and with what class, that handler was
+ * called; the lines must be the same with the interposer as without it. The handler
+ * is set on the communicator and on MPI_COMM_WORLD and MPI_COMM_SELF: MPICH 4.0.2
+ * raises MPI_Start's errors on MPI_COMM_WORLD, the interposer on the request's
+ * communicator.
+ *  - MPI_Alltoall with aliased buffers, which mpix leaves to MPI (MPICH: MPI_ERR_BUFFER;
+ *    Open MPI 4.1 takes them);
+ *  - where the MPI has MPI_Alltoall_init (MPI-4): MPI_Start on an active request,
+ *    the same after the program freed the request's communicator, and MPI_Start on
+ *    a copy of a freed request's handle (raised on MPI_COMM_WORLD or MPI_COMM_SELF,
+ *    both counted).
+ * With the argument "fatal", only the start on an active request, under MPI's
+ * default handler: the run must end there ("survived" is printed otherwise). */
+#include <mpi.h>
+#include <stdio.h>
+#include <string.h>
+
+static int world_rank, calls, seen_class = -1;
+
+static void count_call(MPI_Comm* comm, int* code, ...) {
+  (void)comm;
+  ++calls;
+  MPI_Error_class(*code, &seen_class);
+}
+
+static void report(const char* what, int rc, int calls_before) {
+  int error_class = MPI_SUCCESS;
+  if (rc != MPI_SUCCESS) MPI_Error_class(rc, &error_class);
+  printf("rank %d %s class=%d handler_calls=%d handler_class=%d\n", world_rank, what, error_class,
+         calls - calls_before, calls > calls_before ? seen_class : -1);
+}
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+  int size;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  const int fatal = argc > 1 && strcmp(argv[1], "fatal") == 0;
+  MPI_Errhandler counter;
+  MPI_Comm_create_errhandler(count_call, &counter);
+  int send[64], recv[64];
+  for (int i = 0; i < 64; ++i) send[i] = world_rank * 100 + i;
+  int before, rc;
+
+  MPI_Comm comm;
+  MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+  if (!fatal) {
+    MPI_Comm_set_errhandler(comm, counter);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, counter);
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, counter);
+  }
+
+  if (!fatal) {
+    before = calls;
+    rc = MPI_Alltoall(send, 1, MPI_INT, send, 1, MPI_INT, comm);
+    report("alltoall-aliased", rc, before);
+  }
+
+#if MPI_VERSION >= 4
+  MPI_Request request;
+  MPI_Alltoall_init(send, 2, MPI_INT, recv, 2, MPI_INT, comm, MPI_INFO_NULL, &request);
+  MPI_Start(&request);
+  before = calls;
+  rc = MPI_Start(&request);
+  if (fatal) printf("rank %d survived\n", world_rank);
+  report("start-active", rc, before);
+  MPI_Wait(&request, MPI_STATUS_IGNORE);
+  MPI_Request_free(&request);
+
+  /* The request outlives its communicator, whose handler MPI still calls. */
+  MPI_Comm gone;
+  MPI_Comm_dup(MPI_COMM_WORLD, &gone);
+  MPI_Comm_set_errhandler(gone, counter);
+  MPI_Alltoall_init(send, 2, MPI_INT, recv, 2, MPI_INT, gone, MPI_INFO_NULL, &request);
+  MPI_Comm_free(&gone);
+  MPI_Start(&request);
+  before = calls;
+  rc = MPI_Start(&request);
+  report("start-active-comm-freed", rc, before);
+  MPI_Wait(&request, MPI_STATUS_IGNORE);
+  MPI_Request_free(&request);
+
+  MPI_Alltoall_init(send, 2, MPI_INT, recv, 2, MPI_INT, comm, MPI_INFO_NULL, &request);
+  MPI_Request copy = request;
+  MPI_Request_free(&request);
+  before = calls;
+  rc = MPI_Start(&copy);
+  report("start-freed-copy", rc, before);
+#else
+  (void)recv;
+  (void)size;
+  if (world_rank == 0) fprintf(stderr, "errors: no MPI_Alltoall_init\n");
+  if (fatal) printf("rank %d survived\n", world_rank);
+#endif
+
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+  MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_ARE_FATAL);
+  MPI_Comm_free(&comm);
+  MPI_Errhandler_free(&counter);
+  MPI_Finalize();
+  return 0;
+}
