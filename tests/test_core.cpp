@@ -571,7 +571,28 @@ TEST_CASE("tuning files: rules, precedence, and files that are missing or malfor
     CHECK(run(info.info, &algorithm, &params) == MPIX_SUCCESS);
     CHECK(algorithm == "pairwise");
   }
+  // A blocking call: a file whose rules do not match it leaves it to auto, carried
+  // first call included (the same choice as without a file); a matching rule names
+  // the algorithm.
+  {
+    auto first_blocking_call = [&](const char* file) {
+      harness::Info info;
+      if (file[0]) info.set("mpix_tuning_file", file);
+      Comm fresh;  // no kept plan: the call is a first call
+      CHECK(ex.run(info.info, fresh.comm) == MPIX_SUCCESS);
+      CHECK(all_ranks(ex.correct()));
+      return fresh.comm->blocking_choices[1].algorithm;
+    };
+    const std::string without = first_blocking_call("");
+    write("alltoallv 1 * 1000 * nonblocking   # large blocks only\n");
+    CHECK(first_blocking_call(path.c_str()) == without);
+    write("alltoallv 1 * 0 * pairwise\n");
+    CHECK(first_blocking_call(path.c_str()) == "pairwise");
+  }
   // Through the environment too.
+  write("alltoall  1 * 0 * pairwise\n"
+        "alltoallv 1 * 1000 * nonblocking   # large blocks\n"
+        "alltoallv 1 * 0 999 multipair mpix_stride=5\n");
   setenv("MPIX_TUNING_FILE", path.c_str(), 1);
   CHECK(run(nullptr, &algorithm, &params) == MPIX_SUCCESS);
   CHECK(algorithm == "multipair");

@@ -73,8 +73,8 @@ struct Options {
   std::vector<Distribution> dists = {Distribution::uniform};
   int iters = 5, ppn = 0;
   // Closer than a few percent, the best and auto are the same within the noise of a
-  // median of a few calls, and a rule would cost what loading a tuning file turns
-  // off (auto's carried first call) for nothing.
+  // median of a few calls, and a rule would cost what it turns off for the calls it
+  // matches (auto's carried first call) for nothing.
   int margin = 5;
   bool ppn_given = false;
 };
@@ -401,10 +401,9 @@ int tune_main(const Options& o, MPIX_Comm* comm) {
     else if (!unwritable)
       std::fprintf(stderr, "mpix-tune: no cell was measured; %s not written\n", o.out.c_str());
     if (failed_cells) std::fprintf(stderr, "mpix-tune: %d of %d cells failed\n", failed_cells, cells);
-    // Loading a file even without rules turns off auto's carried first call.
     if (written && std::none_of(bests.begin(), bests.end(), [](const Measured& m) { return m.rule; }))
-      std::fprintf(stderr, "mpix-tune: no rule: auto was within --margin %d%% of the best in every cell; running "
-                   "without the file is faster\n", o.margin);
+      std::fprintf(stderr, "mpix-tune: no rule: auto was within --margin %d%% of the best in every cell; the file "
+                   "changes nothing\n", o.margin);
   }
   int status = written && !unwritable && !failed_cells ? 0 : 1;  // rank 0 writes
   MPI_Bcast(&status, 1, MPI_INT, 0, world);

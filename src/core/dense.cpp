@@ -166,7 +166,8 @@ int probe_direct_copy(Op op, const Algorithm* asked, const TuningRule* rule, MPI
 }
 
 // Whether this rank sends its blocks with its records in the agreement of a
-// blocking call (carried_agreement.hpp): where `auto` decides, the call changed or
+// blocking call (carried_agreement.hpp): where `auto` decides (no algorithm asked
+// for, no tuning rule matching this rank's facts), the call changed or
 // repeats one whose blocks were carried (`fresh`; a kept plan runs otherwise), its
 // blocks, sent and received, are of at most kCarriedBlockLimit bytes, and the model
 // prices the radix-2 Bruck exchange with its records below an agreement plus the
@@ -178,7 +179,7 @@ int probe_direct_copy(Op op, const Algorithm* asked, const TuningRule* rule, MPI
 // blocks once their records show it: agree_carrying).
 bool carries_blocks(Op op, const Exchange& ex, const Hints& hints, const Agreement& mine, bool fresh,
                     MPIX_Comm_s* comm) {
-  if (hints.asked || hints.tuning || hints.check_args || !fresh || !host_buffers(ex)) return false;
+  if (hints.asked || hints.check_args || !fresh || !host_buffers(ex)) return false;
   const ExchangeFacts& own = mine.facts;
   if (own.max_block > kCarriedBlockLimit || (op == kAlltoall && own.min_block != own.max_block)) return false;
   // A rank that sends no bytes knows nothing of the others' blocks, and carrying
@@ -204,6 +205,9 @@ bool carries_blocks(Op op, const Exchange& ex, const Hints& hints, const Agreeme
     context.facts.intra_node_bytes *= own.ranks;
   }
   context.facts.direct_copy = comm->direct_copy.ready() && comm->direct_copy.cma();
+  // A tuning rule that applies names the algorithm; a loaded file whose rules do not
+  // (mpix-tune writes none where auto was not beaten) leaves the call to auto.
+  if (hints.tuning && hints.tuning->match(op, context.facts)) return false;
   const Prediction best = select_dense(op, context);
   const double carried = carried_seconds(context.facts, *hints.profile, comm->carry_in_lanes);
   const double separate =
