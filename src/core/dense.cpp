@@ -186,6 +186,7 @@ bool carries_blocks(Op op, const Exchange& ex, const Hints& hints, const Agreeme
   // costs it a byte of size per block: declining would only stop the ranks that
   // carry from finishing in the agreement (fft_n1, whose last ranks send nothing).
   if (op == kAlltoallv && own.max_rank_send == 0) {
+    if (hints.tuning && hints.tuning->match(op, own)) return false;  // as below, from its own facts
     const std::string line = "[mpix]   rank 0 carries its blocks in the agreement: it sends none\n";
     if (reports(comm, line)) std::fputs(line.c_str(), stderr);
     return true;
