@@ -182,15 +182,6 @@ bool carries_blocks(Op op, const Exchange& ex, const Hints& hints, const Agreeme
   if (hints.asked || hints.check_args || !fresh || !host_buffers(ex)) return false;
   const ExchangeFacts& own = mine.facts;
   if (own.max_block > kCarriedBlockLimit || (op == kAlltoall && own.min_block != own.max_block)) return false;
-  // A rank that sends no bytes knows nothing of the others' blocks, and carrying
-  // costs it a byte of size per block: declining would only stop the ranks that
-  // carry from finishing in the agreement (fft_n1, whose last ranks send nothing).
-  if (op == kAlltoallv && own.max_rank_send == 0) {
-    if (hints.tuning && hints.tuning->match(op, own)) return false;  // as below, from its own facts
-    const std::string line = "[mpix]   rank 0 carries its blocks in the agreement: it sends none\n";
-    if (reports(comm, line)) std::fputs(line.c_str(), stderr);
-    return true;
-  }
   PlanContext context;
   context.comm = comm;
   context.mpi_comm = comm->lib_comm;
@@ -209,6 +200,14 @@ bool carries_blocks(Op op, const Exchange& ex, const Hints& hints, const Agreeme
   // A tuning rule that applies names the algorithm; a loaded file whose rules do not
   // (mpix-tune writes none where auto was not beaten) leaves the call to auto.
   if (hints.tuning && hints.tuning->match(op, context.facts)) return false;
+  // A rank that sends no bytes knows nothing of the others' blocks, and carrying
+  // costs it a byte of size per block: declining would only stop the ranks that
+  // carry from finishing in the agreement (fft_n1, whose last ranks send nothing).
+  if (op == kAlltoallv && own.max_rank_send == 0) {
+    const std::string line = "[mpix]   rank 0 carries its blocks in the agreement: it sends none\n";
+    if (reports(comm, line)) std::fputs(line.c_str(), stderr);
+    return true;
+  }
   const Prediction best = select_dense(op, context);
   const double carried = carried_seconds(context.facts, *hints.profile, comm->carry_in_lanes);
   const double separate =
