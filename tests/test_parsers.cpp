@@ -34,12 +34,14 @@ std::string write_file(const char* stem, const std::string& text) {
 TEST_CASE("machine file: every key, comments, and every malformed form", "[model][parser]") {
   mpix::MachineProfile profile;
   std::string path = write_file("good", "# measured\ninter_latency = 2e-6\n  intra_bandwidth=5e9  # shm\n\n"
-                                        "bisection_bandwidth = 0\nintra_copies = 1\nalltoall_bandwidth = 3e10\n");
+                                        "bisection_bandwidth = 0\nintra_copies = 1\nalltoall_bandwidth = 3e10\n"
+                                        "inter_message_bytes = 16\n");
   REQUIRE(mpix::load_machine_profile(path, &profile) == MPIX_SUCCESS);
   CHECK(profile.inter_latency == 2e-6);
   CHECK(profile.intra_bandwidth == 5e9);
   CHECK(profile.intra_copies == 1);
   CHECK(profile.alltoall_bandwidth == 3e10);
+  CHECK(profile.inter_message_bytes == 16);
   CHECK(profile.inter_bandwidth == mpix::MachineProfile{}.inter_bandwidth);  // default kept
   CHECK(profile.source == path);
   // What machine_profile_text writes reads back the same.
@@ -50,6 +52,7 @@ TEST_CASE("machine file: every key, comments, and every malformed form", "[model
   CHECK(again.intra_bandwidth == profile.intra_bandwidth);
   CHECK(again.alltoall_bandwidth == profile.alltoall_bandwidth);
   CHECK(again.intra_copies == profile.intra_copies);
+  CHECK(again.inter_message_bytes == profile.inter_message_bytes);
 
   const std::pair<const char*, const char*> bad[] = {
       {"inter_latency 2e-6\n", "expected key = value"},
@@ -59,6 +62,7 @@ TEST_CASE("machine file: every key, comments, and every malformed form", "[model
       {"inter_bandwidth = 0\n", "must be > 0"},
       {"alltoall_bandwidth = -1\n", "must be >= 0"},
       {"intra_copies = -2\n", "must be >= 0 copies"},
+      {"inter_message_bytes = -16\n", "must be >= 0 bytes"},
       {"inter_latency =\n", "no value"},
       {"inter_latency = 1 2\n", "one value per key"},
       {"inter latency = 1\n", "a key is one word"},

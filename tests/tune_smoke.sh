@@ -12,6 +12,7 @@ trap 'rm -rf "$work"' EXIT
 "$@" -n 2 "$tools/mpix-tune" --profile --ppn 1 --out "$work/machine.txt" > "$work/profile.out"
 grep -q "^inter_latency *= " "$work/machine.txt"
 grep -q "^copy_bandwidth *= " "$work/machine.txt"
+grep -q "^inter_message_bytes *= " "$work/machine.txt"
 # Two emulated nodes: the exchange between them is measured, not left at 0.
 grep -Eq "^alltoall_bandwidth *= [1-9]" "$work/machine.txt"
 

@@ -55,6 +55,7 @@ const ProfileKey kProfileKeys[] = {
     {"intra_send_overhead", &MachineProfile::intra_send_overhead, "s"},
     {"intra_recv_overhead", &MachineProfile::intra_recv_overhead, "s"},
     {"inter_bandwidth", &MachineProfile::inter_bandwidth, "bytes/s"},
+    {"inter_message_bytes", &MachineProfile::inter_message_bytes, "bytes"},
     {"intra_bandwidth", &MachineProfile::intra_bandwidth, "bytes/s"},
     {"copy_bandwidth", &MachineProfile::copy_bandwidth, "bytes/s"},
     {"intra_copies", &MachineProfile::intra_copies, "copies"},
@@ -159,16 +160,20 @@ double rounds_seconds(const std::vector<RoundCost>& rounds, const MachineProfile
     double latency = std::max(r.inter.messages > 0 ? m.inter_latency : 0.0, r.intra.messages > 0 ? m.intra_latency : 0.0);
     double overhead = r.busiest_messages * (r.inter.messages * (m.inter_send_overhead + m.inter_recv_overhead) +
                                             r.intra.messages * (m.intra_send_overhead + m.intra_recv_overhead));
-    double inter = r.inter.bytes * std::max({1.0, r.nic_sharers, r.busiest_bytes}) / m.inter_bandwidth;
+    const double headers = r.inter.messages * m.inter_message_bytes;
+    const double wire_bytes = r.inter.bytes + headers;
+    double inter = (r.inter.bytes * std::max({1.0, r.nic_sharers, r.busiest_bytes}) +
+                    headers * std::max({1.0, r.nic_sharers, r.busiest_messages})) /
+                   m.inter_bandwidth;
     // Of an exchange's bytes between nodes, those between the two halves of the
     // nodes cross the bisection: in each direction floor(N/2) ceil(N/2) of the
     // N (N - 1) ordered node pairs, a half at 2 nodes, near a quarter at many.
     if (m.bisection_bandwidth > 0 && r.nodes > 1) {
       const double halves = std::floor(r.nodes / 2) * std::ceil(r.nodes / 2), pairs = r.nodes * (r.nodes - 1);
-      inter = std::max(inter, r.inter.bytes * r.ranks * halves / pairs / m.bisection_bandwidth);
+      inter = std::max(inter, wire_bytes * r.ranks * halves / pairs / m.bisection_bandwidth);
     }
     // All the round's inter-node bytes against the busiest link's share of them.
-    if (m.alltoall_bandwidth > 0 && r.nodes > 1) inter = std::max(inter, r.inter.bytes * r.ranks / m.alltoall_bandwidth);
+    if (m.alltoall_bandwidth > 0 && r.nodes > 1) inter = std::max(inter, wire_bytes * r.ranks / m.alltoall_bandwidth);
     // LogGP: the CPU posts messages while the network carries the earlier ones, so
     // the longer of the two counts, plus one message's share of the shorter (the
     // first message's overhead, or the last one's transfer).

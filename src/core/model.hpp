@@ -61,6 +61,11 @@ struct MachineProfile {
   double intra_send_overhead = 0.2e-6;
   double intra_recv_overhead = 0.2e-6;
   double inter_bandwidth = 12.5e9;      // bytes/s, one node's injection (shared by its ranks)
+  // Bytes a message between nodes occupies on the wire beyond its payload: packet
+  // headers (InfiniBand: 26-66 B a packet) and the MPI library's envelope. Where
+  // the per-message CPU overhead is small against the link (a slow network, a fast
+  // CPU), many small messages are limited by these bytes, not by their overheads.
+  double inter_message_bytes = 64;
   double intra_bandwidth = 10e9;        // bytes/s, between two ranks of a node
   double copy_bandwidth = 10e9;         // bytes/s, a local memcpy or (un)pack
   // Copies of each byte an intra-node message makes on the ranks' CPUs: 2 for a
