@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -411,14 +412,33 @@ int plan_dense(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm, Reusabl
       hi = any ? std::max(hi, block_hi) : block_hi;
       any = true;
     }
-    // The copy's offset 0 stands for the receive buffer's offset min(lo, 0), so
-    // that every block address stays inside the copy.
-    MPI_Aint origin = std::min<MPI_Aint>(lo, 0);
-    request->in_place_copy = comm->scratch.acquire(any ? (std::size_t)(hi - origin) : 0);
-    request->in_place_source = context.exchange.recv.buf + lo;
-    context.exchange.send.buf = request->in_place_copy.data() - origin;
-    request->in_place_copy_offset = lo - origin;
-    request->in_place_bytes = any ? hi - lo : 0;
+    if (any && !context.exchange.recv.buf) {
+      // MPI_BOTTOM: the blocks' addresses are absolute, so a send buffer "the copy
+      // minus lo" would wrap around the address space. The send side is MPI_BOTTOM
+      // too, its type the receive type moved onto the copy.
+      request->in_place_copy = comm->scratch.acquire((std::size_t)(hi - lo));
+      MPI_Aint shift = (MPI_Aint)reinterpret_cast<std::uintptr_t>(request->in_place_copy.data()) - lo;
+      int one = 1;
+      MPI_Datatype moved = MPI_DATATYPE_NULL;
+      MPIX_CHECK_MPI(MPI_Type_create_struct(1, &one, &shift, &context.exchange.recv.layout.type, &moved));
+      request->in_place_type.reset(new OwnedTypes);
+      request->in_place_type->keep(moved);
+      MPIX_CHECK_MPI(MPI_Type_commit(&moved));
+      MPIX_TRY(describe_type(moved, "the in-place copy's type", &context.exchange.send.layout));
+      request->in_place_source = reinterpret_cast<char*>((std::uintptr_t)lo);
+      request->in_place_copy_offset = 0;
+      request->in_place_bytes = hi - lo;
+      context.exchange.send.buf = nullptr;
+    } else {
+      // The copy's offset 0 stands for the receive buffer's offset min(lo, 0), so
+      // that every block address stays inside the copy.
+      MPI_Aint origin = std::min<MPI_Aint>(lo, 0);
+      request->in_place_copy = comm->scratch.acquire(any ? (std::size_t)(hi - origin) : 0);
+      request->in_place_source = context.exchange.recv.buf + lo;
+      context.exchange.send.buf = request->in_place_copy.data() - origin;
+      request->in_place_copy_offset = lo - origin;
+      request->in_place_bytes = any ? hi - lo : 0;
+    }
   }
   context.tag = comm->next_plan_tag();
   MPIX_TRY(algorithm->create(context, &request->plan));

@@ -27,6 +27,8 @@ struct MPIX_Request_s {
   MPIX_Comm_s* comm;
   // Declared before the plan, so destroyed after it (persistent requests only).
   std::unique_ptr<mpix::OwnedTypes> types;
+  // MPI_IN_PLACE with MPI_BOTTOM: the receive type moved onto in_place_copy (dense.cpp).
+  std::unique_ptr<mpix::OwnedTypes> in_place_type;
   std::unique_ptr<mpix::Plan> plan;
   std::string algorithm;  // the name chosen (after auto)
   std::string params;     // its parameters, "stride=8"
