@@ -92,6 +92,18 @@ PLATFORMS = {
         loopback_lat=0.3 * US,  # and a higher latency than a same-leaf network route
         overhead=0.1 * US,
     ),
+    "lowlat": dict(
+        machine="Slow network with cheap messages: 1 GB/s links of 0.05 us, 0.05 us per send and receive, "
+        "fast intra-node copies; 16 nodes",
+        topology="FAT_TREE",
+        topo_parameters="2;4,4;1,4;1,1",  # 4 hosts per leaf, 4 leaves, non-blocking
+        hosts=16,
+        link_bw=1 * GB,  # where many small messages are limited by their bytes on the link, not by o
+        link_lat=0.05 * US,
+        loopback_bw=40 * GB,
+        loopback_lat=0.05 * US,
+        overhead=0.05 * US,
+    ),
 }
 
 
