@@ -118,7 +118,7 @@ TEST_CASE("SDDE: mpix_recv_counts_known=true uses the values, and wrong totals f
                                 MPI_INT, ex.vals.data(), &recv_nnz, &recv_size, &src, &counts, &displs, MPI_INT,
                                 &recvvals, known.info, c.comm);
     CHECK(all_ranks(rc == MPIX_ERR_ARG));
-    CHECK((ex.rank == 0 ? message_has("but recv_size=") && message_has("bytes are sent to this rank")
+    CHECK((ex.rank == 0 ? message_has("but recv_size=") && message_has("elements of 4 bytes) are sent to this rank")
                         : message_has("the recv_size passed in add up to")));
   }
 }
@@ -158,8 +158,10 @@ TEST_CASE("SDDE: known counts wrong on two ranks by amounts that cancel fail eve
                                 &recvvals, known.info, c.comm);
     CHECK(all_ranks(rc == MPIX_ERR_ARG));
     if (ex.rank == 1)
-      CHECK(message_has(mpix::format("recv_size=%d was passed in where %d bytes are sent to this rank",
-                                     ex.senders() - 1, 4 * ex.senders()).c_str()));
+      CHECK(message_has(mpix::format("recv_size=%d elements (%d bytes) was passed in where %d bytes (%d elements "
+                                     "of 4 bytes) are sent to this rank",
+                                     ex.senders() - 1, 4 * (ex.senders() - 1), 4 * ex.senders(), ex.senders())
+                            .c_str()));
     // Nothing is left in flight: a correct call works.
     recv_size = ex.senders();
     rc = MPIX_Alltoallv_crs(ex.senders(), ex.senders(), ex.dest.data(), ex.counts.data(), ex.displs.data(), MPI_INT,

@@ -281,9 +281,18 @@ int check_known_totals(const SddeArgs& a, const SddeCall& call, MPI_Comm comm) {
   if (arriving[0] != call.known_nnz)
     return fail(MPIX_ERR_ARG, format("%s: mpix_recv_counts_known=true, but recv_nnz=%lld was passed in where %lld "
                                      "messages are sent to this rank", a.name, call.known_nnz, arriving[0]));
-  if (sizes && arriving[1] != (long long)known_bytes)
-    return fail(MPIX_ERR_ARG, format("%s: mpix_recv_counts_known=true, but recv_size=%lld was passed in where %lld "
-                                     "bytes are sent to this rank", a.name, call.known_size, arriving[1]));
+  if (sizes && arriving[1] != (long long)known_bytes) {
+    // recv_size counts elements of the receive type; what arrives is counted in
+    // bytes, so both are given in both units (16 elements beside "16 bytes" reads
+    // as no error at all).
+    const long long element = std::max(1LL, (long long)call.recv_layout.size);
+    return fail(MPIX_ERR_ARG, format("%s: mpix_recv_counts_known=true, but recv_size=%lld elements (%llu bytes) was "
+                                     "passed in where %lld bytes (%s elements of %lld bytes) are sent to this rank",
+                                     a.name, call.known_size, known_bytes, arriving[1],
+                                     arriving[1] % element ? format("%.1f", (double)arriving[1] / element).c_str()
+                                                           : format("%lld", arriving[1] / element).c_str(),
+                                     element));
+  }
   if (all[0] != all[1])
     return fail(MPIX_ERR_ARG, format("%s: mpix_recv_counts_known=true, but the recv_nnz passed in add up to %lld "
                                      "messages where %lld are sent (another rank's differ from what is sent to it)",
