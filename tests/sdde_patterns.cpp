@@ -172,14 +172,24 @@ bool run_pattern(const Pattern& p, MPIX_Comm* comm, Run& run) {
   void* rvals = nullptr;
   const int constant = run.units;
   const int recvcount = constant * tc.recv_per_unit;
-  if (run.alltoallv) {
-    run.rc = MPIX_Alltoallv_crs(n, (int)cursor, dest.data(), counts.data(), displs.data(), tc.send,
-                                sendbuf.data(), &recv_nnz, &recv_size, &src, &rcounts, &rdispls, tc.recv, &rvals,
-                                info.info, comm);
-  } else {
-    run.rc = MPIX_Alltoall_crs(n, dest.data(), constant * tc.send_per_unit, tc.send, sendbuf.data(), &recv_nnz,
-                               &src, recvcount, tc.recv, &rvals, info.info, comm);
+  MPI_Datatype send_type = tc.send;
+  void* sendvals = sendbuf.data();
+  if (run.bottom) {
+    int one = 1;
+    MPI_Aint at = 0;
+    MPI_Get_address(sendbuf.data(), &at);
+    MPI_Type_create_struct(1, &one, &at, &tc.send, &send_type);
+    MPI_Type_commit(&send_type);
+    sendvals = MPI_BOTTOM;
   }
+  if (run.alltoallv) {
+    run.rc = MPIX_Alltoallv_crs(n, (int)cursor, dest.data(), counts.data(), displs.data(), send_type, sendvals,
+                                &recv_nnz, &recv_size, &src, &rcounts, &rdispls, tc.recv, &rvals, info.info, comm);
+  } else {
+    run.rc = MPIX_Alltoall_crs(n, dest.data(), constant * tc.send_per_unit, send_type, sendvals, &recv_nnz, &src,
+                               recvcount, tc.recv, &rvals, info.info, comm);
+  }
+  if (run.bottom) MPI_Type_free(&send_type);
   bool ok = true;
   auto problem = [&](const std::string& why) {
     if (ok) run.why = why;

@@ -34,6 +34,7 @@ struct Run {
   std::string types = "int"; // a harness::TypeCase
   bool known = false;        // pass recv_nnz (and recv_size) in
   bool zero_data = false;    // every byte of data is 0 (rma must still see the messages)
+  bool bottom = false;       // sendvals MPI_BOTTOM, the send type moved to the buffer's absolute address
   int units = 2;             // alltoall_crs: units of every message (as in make_pattern)
   std::string locality;      // mpix_locality; empty: the environment's (MPIX_LOCALITY)
   int rc = MPIX_SUCCESS;

@@ -154,6 +154,34 @@ TEST_CASE("SDDE: any datatype (double, derived with holes or out of order, diffe
   }
 }
 
+// MPI_BOTTOM with absolute addresses, as the dense calls take it (until 2026-11-29
+// refused as "sendvals is NULL"): contiguous and with holes, every algorithm.
+TEST_CASE("SDDE: sendvals MPI_BOTTOM with an absolute-address send type, every algorithm", "[sdde][types][bottom]") {
+  Comm c;
+  const int size = harness::world_size();
+  for (const char* types : {"int", "vector"}) {
+    bool ok = true;
+    std::string why;
+    for (bool alltoallv : {false, true}) {
+      Pattern p = make_pattern("random", size, alltoallv ? -1 : 3);
+      for (const std::string& algorithm : names(alltoallv ? mpix::kAlltoallvCrs : mpix::kAlltoallCrs)) {
+        Run run;
+        run.units = 3;
+        run.alltoallv = alltoallv;
+        run.algorithm = algorithm;
+        run.types = types;
+        run.bottom = true;
+        if (!run_pattern(p, c.comm, run) && ok) {
+          ok = false;
+          why = std::string(alltoallv ? "alltoallv_crs " : "alltoall_crs ") + algorithm + ": " + run.why;
+        }
+      }
+    }
+    INFO("types " << types << ": " << why);
+    CHECK(all_ranks(ok));
+  }
+}
+
 TEST_CASE("SDDE: recv_nnz / recv_size passed in skip discovery; results equal", "[sdde][known]") {
   Comm c;
   const int size = harness::world_size();

@@ -30,6 +30,18 @@ bool mapped(long long address) {
   return mincore(start, 1, &resident) == 0 || errno != ENOMEM;
 }
 
+}  // namespace
+
+// NULL is MPI_BOTTOM in MPICH and Open MPI: legal where the displacements or the
+// datatype hold absolute addresses (MPI_Get_address). Data that would lie in the
+// first 64 KiB, which Linux never maps (vm.mmap_min_addr), or whose first or last
+// byte is in no mapped page, is a NULL by mistake: refused rather than written.
+bool bottom_addresses_mapped(long long lowest, long long highest) {
+  return lowest >= kLowestMappedAddress && mapped(lowest) && mapped(highest);
+}
+
+namespace {
+
 // Checks one side (send or receive) of the call and describes it.
 int check_side(const DenseArgs& a, bool send, int size, MPI_Comm lib_comm, BufferSide* side) {
   const char* counts_name = send ? (a.op == kAlltoall ? "sendcount" : "sendcounts") : (a.op == kAlltoall ? "recvcount" : "recvcounts");
@@ -80,11 +92,7 @@ int check_side(const DenseArgs& a, bool send, int size, MPI_Comm lib_comm, Buffe
     lowest = std::min({lowest, first, last});
     highest = std::max({highest, first + side->layout.true_extent - 1, last + side->layout.true_extent - 1});
   }
-  // NULL is MPI_BOTTOM in MPICH and Open MPI: legal where the displacements or the
-  // datatype hold absolute addresses (MPI_Get_address). Data that would lie in the
-  // first 64 KiB, which Linux never maps (vm.mmap_min_addr), or whose first or last
-  // byte is in no mapped page, is a NULL by mistake: refused rather than written.
-  if (!buf && bytes > 0 && (lowest < kLowestMappedAddress || !mapped(lowest) || !mapped(highest)))
+  if (!buf && bytes > 0 && !bottom_addresses_mapped(lowest, highest))
     return fail(MPIX_ERR_ARG, format("%s: %s is NULL but %lld bytes are to be %s (as MPI_BOTTOM its data would start "
                                      "at address %lld; MPI_BOTTOM takes absolute addresses)",
                                      a.name, send ? "sendbuf" : "recvbuf", bytes, send ? "sent" : "received", lowest));

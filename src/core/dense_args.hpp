@@ -42,6 +42,11 @@ struct Hints {
 // rank alone is checked here, before the agreement.
 int check_local(const DenseArgs& a, const MPIX_Info* info, MPIX_Comm_s* comm, Exchange* ex, Hints* hints);
 
+// Whether data that a NULL buffer (MPI_BOTTOM) and absolute addresses place at
+// [lowest, highest] lies in mapped memory above the first 64 KiB; otherwise the
+// NULL is a mistake, refused rather than written (dense and SDDE calls alike).
+bool bottom_addresses_mapped(long long lowest, long long highest);
+
 bool same_layout(const TypeLayout& a, const TypeLayout& b);
 bool same_side(const BufferSide& a, const BufferSide& b);
 

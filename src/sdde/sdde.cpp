@@ -3,6 +3,7 @@
 // direct.cpp, rma.cpp and locality.cpp (see sdde.hpp).
 #include <algorithm>
 #include <climits>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -10,6 +11,7 @@
 
 #include "../core/algorithms.hpp"
 #include "../core/agreement.hpp"
+#include "../core/dense_args.hpp"
 #include "../core/error.hpp"
 #include "../core/info.hpp"
 #include "sdde.hpp"
@@ -152,8 +154,22 @@ int check_local(const SddeArgs& a, const MPIX_Info* info, MPIX_Comm_s* comm, Sdd
                                                (long long)call->send_bytes(m)));
     send_bytes += call->send_bytes(m);
   }
-  if (!a.sendvals && send_bytes > 0)
-    return fail(MPIX_ERR_ARG, format("%s: sendvals is NULL but %lld bytes are to be sent", a.name, send_bytes));
+  if (!a.sendvals && send_bytes > 0) {
+    // MPI_BOTTOM with absolute addresses, as the dense calls take it.
+    const TypeLayout& layout = call->send_layout;
+    long long lowest = LLONG_MAX, highest = LLONG_MIN;
+    for (const SddeMessage& m : call->sends) {
+      if (call->send_bytes(m) == 0) continue;
+      const long long first = (long long)reinterpret_cast<uintptr_t>(m.buf) + layout.true_lb;
+      const long long last = first + (long long)(m.count - 1) * layout.extent;
+      lowest = std::min({lowest, first, last});
+      highest = std::max({highest, first + layout.true_extent - 1, last + layout.true_extent - 1});
+    }
+    if (!bottom_addresses_mapped(lowest, highest))
+      return fail(MPIX_ERR_ARG, format("%s: sendvals is NULL but %lld bytes are to be sent (as MPI_BOTTOM its data "
+                                       "would start at address %lld; MPI_BOTTOM takes absolute addresses)",
+                                       a.name, send_bytes, lowest));
+  }
   // The library allocates recvvals, so there is no buffer to exchange in place.
   if (a.sendvals == MPI_IN_PLACE)
     return fail(MPIX_ERR_ARG, format("%s: sendvals is MPI_IN_PLACE; an SDDE has no in-place form (the library "
