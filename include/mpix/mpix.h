@@ -26,6 +26,17 @@
 #ifndef MPIX_MPIX_H
 #define MPIX_MPIX_H
 
+/* In C++, Open MPI 4 and older MPICH declare the MPI-2 C++ bindings (removed in
+ * MPI-3) from <mpi.h>, which then need their own library (-lmpi_cxx): a C++
+ * program that includes only this header would not link. mpix uses MPI's C API
+ * only, so the bindings are left out, as PETSc does; a program that wants them
+ * includes <mpi.h> before this header. */
+#ifndef OMPI_SKIP_MPICXX
+#define OMPI_SKIP_MPICXX 1
+#endif
+#ifndef MPICH_SKIP_MPICXX
+#define MPICH_SKIP_MPICXX 1
+#endif
 #include <mpi.h>
 
 #ifdef __cplusplus

@@ -80,6 +80,19 @@ export PKG_CONFIG_PATH="$tmp/pc${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
 "$cc" "$example" -o "$tmp/shared" $(pkg-config --cflags --libs mpix) -Wl,-rpath,"$libdir"
 run_example "$tmp/shared"
 echo "ok: pkg-config --cflags --libs mpix (shared)"
+# A C++ program that includes only <mpix/mpix.h>: Open MPI 4's <mpi.h> would
+# declare its C++ bindings there, which need -lmpi_cxx (found by an outside tester).
+cxx="${CXX:-c++}"
+if command -v "$cxx" >/dev/null; then
+  printf '#include <mpix/mpix.h>\nint main(int argc, char** argv) {\n  MPI_Init(&argc, &argv);\n  MPIX_Comm* comm = nullptr;\n  int rc = MPIX_Comm_init(&comm, MPI_COMM_WORLD);\n  if (rc == MPIX_SUCCESS) rc = MPIX_Comm_free(&comm);\n  MPI_Finalize();\n  return rc;\n}\n' >"$tmp/app.cpp"
+  # shellcheck disable=SC2046
+  "$cxx" -std=c++11 "$tmp/app.cpp" -o "$tmp/cxx" $(pkg-config --cflags --libs mpix) -Wl,-rpath,"$libdir" ||
+    fail "a C++ program with pkg-config --cflags --libs mpix does not build"
+  "${launcher[@]}" -n 2 "$tmp/cxx" || fail "the C++ program failed"
+  echo "ok: a C++ program with pkg-config --cflags --libs mpix"
+else
+  echo "skip: no C++ compiler ($cxx)"
+fi
 # The archive named beside the shared library (docs/user-guide.md), then alone.
 # shellcheck disable=SC2046
 "$cc" "$example" -o "$tmp/static" $(pkg-config --static --cflags --libs mpix | sed 's/-lmpix\b/-l:libmpix.a/')
