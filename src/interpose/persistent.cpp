@@ -245,8 +245,9 @@ bool called_by_fortran(const void* return_address, MPI_Comm comm, const char* fu
   Dl_info caller;
   if (!dladdr(return_address, &caller) || !caller.dli_fname || !std::strstr(caller.dli_fname, "libmpichfort"))
     return false;
-  report_fallback(comm, function, "called by MPICH's Fortran bindings, whose mpi_f08 module starts, waits on "
-                                  "and frees persistent requests through PMPI_, past the interposer");
+  report_fallback(comm, function, "called by MPICH's Fortran library (mpif.h, use mpi or use mpi_f08: one library, "
+                                  "so not told apart), whose mpi_f08 module starts, waits on and frees persistent "
+                                  "requests through PMPI_, past the interposer");
   return true;
 }
 

@@ -192,8 +192,8 @@ def mode_fortran(interposer, fortran_compiler, launcher):
             lines, stderr = run(launcher, 3, program, (), {"LD_PRELOAD": interposer, "MPIX_VERBOSE": "1"})
             compare("Fortran persistent_f08.f90", reference, lines)
             expect_lines("Fortran persistent_f08.f90", stderr,
-                         [r"^\[mpix\] interpose: MPI_Alltoall_init: called by MPICH's Fortran bindings",
-                          r"^\[mpix\] interpose: MPI_Alltoallv_init: called by MPICH's Fortran bindings"])
+                         [r"^\[mpix\] interpose: MPI_Alltoall_init: called by MPICH's Fortran library",
+                          r"^\[mpix\] interpose: MPI_Alltoallv_init: called by MPICH's Fortran library"])
 
 
 def mode_valgrind(interposer, program, launcher):
