@@ -160,10 +160,9 @@ int check_local(const SddeArgs& a, const MPIX_Info* info, MPIX_Comm_s* comm, Sdd
     long long lowest = LLONG_MAX, highest = LLONG_MIN;
     for (const SddeMessage& m : call->sends) {
       if (call->send_bytes(m) == 0) continue;
-      const long long first = (long long)reinterpret_cast<uintptr_t>(m.buf) + layout.true_lb;
-      const long long last = first + (long long)(m.count - 1) * layout.extent;
-      lowest = std::min({lowest, first, last});
-      highest = std::max({highest, first + layout.true_extent - 1, last + layout.true_extent - 1});
+      const long long base = (long long)reinterpret_cast<uintptr_t>(m.buf);
+      lowest = std::min(lowest, base + (long long)layout.span_lo(m.count));
+      highest = std::max(highest, base + (long long)layout.span_hi(m.count) - 1);
     }
     if (!bottom_addresses_mapped(lowest, highest))
       return fail(MPIX_ERR_ARG, format("%s: sendvals is NULL but %lld bytes are to be sent (as MPI_BOTTOM its data "
