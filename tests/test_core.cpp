@@ -456,6 +456,34 @@ TEST_CASE("scratch memory is taken from the communicator's pool", "[scratch]") {
   CHECK(c.comm->scratch.high_water() >= buffer.size() * sizeof(int));
 }
 
+TEST_CASE("in place, the copy holds the receive blocks' span, however far into the buffer it starts", "[scratch]") {
+  Comm c;
+  const int size = harness::world_size(), rank = harness::world_rank();
+  const int skipped = 1 << 16;  // elements before the first block
+  std::vector<int> buffer(skipped + size * 4, -1), counts(size, 4), displs(size);
+  for (int j = 0; j < size; ++j) {
+    displs[j] = skipped + 4 * j;
+    for (int k = 0; k < 4; ++k) buffer[displs[j] + k] = rank * 100 + j * 10 + k;
+  }
+  for (const char* algorithm : {"pmpi", "nonblocking", "tuna"}) {
+    INFO(algorithm);
+    harness::Info info{{"mpix_alltoallv_algorithm", algorithm}};
+    MPIX_Request* request = nullptr;
+    REQUIRE(MPIX_Alltoallv_plan(MPI_IN_PLACE, nullptr, nullptr, MPI_DATATYPE_NULL, buffer.data(), counts.data(),
+                                displs.data(), MPI_INT, info.info, c.comm, &request) == MPIX_SUCCESS);
+    CHECK(c.comm->scratch.in_use() < (std::size_t)skipped * sizeof(int));
+    std::vector<int> received(buffer);
+    for (int j = 0; j < size; ++j)
+      for (int k = 0; k < 4; ++k) received[displs[j] + k] = j * 100 + rank * 10 + k;
+    REQUIRE(MPIX_Start(request) == MPIX_SUCCESS);
+    REQUIRE(MPIX_Wait(request, MPI_STATUS_IGNORE) == MPIX_SUCCESS);
+    CHECK(all_ranks(buffer == received));
+    MPIX_Request_free(&request);
+    for (int j = 0; j < size; ++j)  // back to what was sent, for the next algorithm
+      for (int k = 0; k < 4; ++k) buffer[displs[j] + k] = rank * 100 + j * 10 + k;
+  }
+}
+
 TEST_CASE("tuning files: rules, precedence, and files that are missing or malformed", "[tuning]") {
   Comm c;
   SmallExchange ex;  // 4-byte blocks

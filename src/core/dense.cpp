@@ -426,17 +426,16 @@ int plan_dense(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm, Reusabl
       MPIX_CHECK_MPI(MPI_Type_commit(&moved));
       MPIX_TRY(describe_type(moved, "the in-place copy's type", &context.exchange.send.layout));
       request->in_place_source = reinterpret_cast<char*>((std::uintptr_t)lo);
-      request->in_place_copy_offset = 0;
       request->in_place_bytes = hi - lo;
       context.exchange.send.buf = nullptr;
     } else {
-      // The copy's offset 0 stands for the receive buffer's offset min(lo, 0), so
-      // that every block address stays inside the copy.
-      MPI_Aint origin = std::min<MPI_Aint>(lo, 0);
-      request->in_place_copy = comm->scratch.acquire(any ? (std::size_t)(hi - origin) : 0);
+      // The copy holds the span [lo, hi) alone, however far into the receive buffer
+      // it starts; the send buffer is the copy moved back by lo, computed as an
+      // address so that no pointer leaves its allocation.
+      request->in_place_copy = comm->scratch.acquire(any ? (std::size_t)(hi - lo) : 0);
       request->in_place_source = context.exchange.recv.buf + lo;
-      context.exchange.send.buf = request->in_place_copy.data() - origin;
-      request->in_place_copy_offset = lo - origin;
+      context.exchange.send.buf =
+          reinterpret_cast<char*>(reinterpret_cast<std::uintptr_t>(request->in_place_copy.data()) - (std::uintptr_t)lo);
       request->in_place_bytes = any ? hi - lo : 0;
     }
   }
@@ -498,8 +497,7 @@ int start_request(MPIX_Request_s* request) {
   if (request->device_staging) MPIX_TRY(request->device_staging->copy_in());
   if (request->in_place_bytes > 0) {
     charge_copy(request->in_place_bytes);
-    std::memcpy(request->in_place_copy.data() + request->in_place_copy_offset,
-                request->in_place_source, request->in_place_bytes);
+    std::memcpy(request->in_place_copy.data(), request->in_place_source, request->in_place_bytes);
   }
   request->active = true;
   int rc = request->plan->start();

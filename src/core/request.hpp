@@ -43,8 +43,7 @@ struct MPIX_Request_s {
   // MPI_IN_PLACE: the receive buffer's blocks are copied here at each start and
   // sent from here, so that received blocks can overwrite them.
   mpix::ScratchBuffer in_place_copy;
-  char* in_place_source = nullptr;     // first byte of the receive blocks' span
-  std::ptrdiff_t in_place_copy_offset = 0;  // where that byte goes in the copy
+  char* in_place_source = nullptr;  // first byte of the receive blocks' span, copied to the copy's first
   std::ptrdiff_t in_place_bytes = 0;
   // Device buffers staged through pinned host memory (src/gpu/staging.hpp).
   std::unique_ptr<mpix::DeviceStaging> device_staging;
