@@ -86,11 +86,9 @@ int check_side(const DenseArgs& a, bool send, int size, MPI_Comm lib_comm, Buffe
   for (int i = 0; i < size; ++i) {
     bytes += side->block_bytes(i);
     if (side->block_bytes(i) == 0) continue;
-    // The block's first and last element (the other way round for a negative extent).
-    const long long first = (long long)side->displs[i] * side->layout.extent + side->layout.true_lb;
-    const long long last = first + (long long)(side->counts[i] - 1) * side->layout.extent;
-    lowest = std::min({lowest, first, last});
-    highest = std::max({highest, first + side->layout.true_extent - 1, last + side->layout.true_extent - 1});
+    const long long start = (long long)side->displs[i] * side->layout.extent;
+    lowest = std::min<long long>(lowest, start + side->layout.span_lo(side->counts[i]));
+    highest = std::max<long long>(highest, start + side->layout.span_hi(side->counts[i]) - 1);
   }
   if (!buf && bytes > 0 && !bottom_addresses_mapped(lowest, highest))
     return fail(MPIX_ERR_ARG, format("%s: %s is NULL but %lld bytes are to be %s (as MPI_BOTTOM its data would start "
