@@ -220,9 +220,19 @@ TEST_CASE("SDDE: a bad or disagreeing mpix_locality fails on every rank", "[sdde
   const bool named = rank == last ? rc == MPIX_ERR_INFO_VALUE && message_has("MPIX_LOCALITY") &&
                                         message_has("=sockets") && message_has("expected node or region")
                                   : rc == MPIX_ERR_INFO_VALUE && message_has("another rank rejected");
+  CHECK(all_ranks(named));
+  if (size > 1) {
+    // Rank 0 wrong as well, in another way: every rank returns the larger code.
+    rc = MPIX_Alltoall_crs(rank == 0 ? -1 : 1, &self, 1, MPI_INT, &value, &recv_nnz, &src, 1, MPI_INT, &vals,
+                           nullptr, c.comm);
+    const bool agreed = rc == MPIX_ERR_INFO_VALUE &&
+                        (rank == 0 ? message_has("send_nnz=-1") && message_has("every rank returns invalid info value")
+                         : rank == last ? message_has("MPIX_LOCALITY")
+                                        : message_has("another rank rejected"));
+    CHECK(all_ranks(agreed));
+  }
   if (rank == last && before) setenv("MPIX_LOCALITY", saved.c_str(), 1);
   if (rank == last && !before) unsetenv("MPIX_LOCALITY");
-  CHECK(all_ranks(named));
   if (size > 1) {
     harness::Info info{{"mpix_locality", rank == last ? "region" : "node"}};
     rc = MPIX_Alltoall_crs(1, &self, 1, MPI_INT, &value, &recv_nnz, &src, 1, MPI_INT, &vals, info.info, c.comm);

@@ -272,8 +272,7 @@ int plan_dense(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm, Reusabl
   } else {
     MPIX_TRY(agree(comm, mine, &all));
   }
-  if (local_rc != MPIX_SUCCESS) return fail(local_rc, local_message);
-  if (all.failed) return fail_as_peer(all.failed, a.name);
+  if (all.failed) return fail_agreed(local_rc, local_message, all.failed, a.name);
   if (all.algorithm == -2)
     return fail(MPIX_ERR_ARG, format("%s: ranks asked for different algorithms (info or environment differ)", a.name));
   if (all.hints_hash == -2)

@@ -63,9 +63,13 @@ std::string mpi_reason(int mpi_code) {
   return reason;
 }
 
-int fail_as_peer(int code, const char* call) {
-  return fail(code, format("%s: another rank rejected its arguments (%s; its own message names the problem)", call,
-                           MPIX_Error_string(code)));
+int fail_agreed(int local_code, const std::string& local_message, int agreed, const char* call) {
+  if (local_code == agreed) return fail(agreed, local_message);
+  if (local_code != MPIX_SUCCESS)
+    return fail(agreed, format("%s (%s here; every rank returns %s, another rank's error)", local_message.c_str(),
+                               MPIX_Error_string(local_code), MPIX_Error_string(agreed)));
+  return fail(agreed, format("%s: another rank rejected its arguments (%s; its own message names the problem)", call,
+                             MPIX_Error_string(agreed)));
 }
 
 int fail_mpi(int mpi_code, const char* what) {

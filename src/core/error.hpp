@@ -12,10 +12,12 @@ namespace mpix {
 // failing check reads `return fail(MPIX_ERR_ARG, "sendcounts[2]=-1: must be >= 0")`.
 int fail(int code, std::string message);
 
-// A rank whose own checks passed, in a collective call that another rank's checks
-// failed: the same code as that rank (the largest, where several failed differently),
-// so that every rank sees the same kind of error.
-int fail_as_peer(int code, const char* call);
+// After a collective call's agreement found that some rank's checks failed
+// (`agreed`: the largest code of any rank): every rank returns that code, so that
+// all take the same error path. A rank that failed its own checks keeps its own
+// message (naming the rank's code where another rank's differs), the others say
+// that another rank rejected its arguments.
+int fail_agreed(int local_code, const std::string& local_message, int agreed, const char* call);
 
 // Formats like printf; for messages that carry numbers.
 std::string format(const char* fmt, ...) __attribute__((format(printf, 1, 2)));

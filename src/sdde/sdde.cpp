@@ -352,8 +352,7 @@ int run(const SddeArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm) {
                         message_bytes, -message_bytes, level, -level};
   long long all[12];
   MPIX_CHECK_MPI(MPI_Allreduce(mine, all, 12, MPI_LONG_LONG, MPI_MAX, comm->lib_comm));
-  if (local_rc != MPIX_SUCCESS) return fail(local_rc, local_message);
-  if (all[0]) return fail_as_peer((int)all[0], a.name);
+  if (all[0]) return fail_agreed(local_rc, local_message, (int)all[0], a.name);
   if (all[1] != -all[2])
     return fail(MPIX_ERR_ARG, format("%s: ranks asked for different algorithms (info or environment differ)", a.name));
   if (all[10] != -all[11])
