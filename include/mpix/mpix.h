@@ -6,11 +6,15 @@
  * Every function returns MPIX_SUCCESS (0) or a positive MPIX_ERR_* code; after an
  * error, MPIX_Last_error_message() says what was wrong and the communicator stays
  * usable. Nothing in the library aborts, exits or prints (unless MPIX_VERBOSE=1),
- * also under MPI's default handler MPI_ERRORS_ARE_FATAL; the error codes and what
+ * also under MPI's default handler MPI_ERRORS_ARE_FATAL, and a call before MPI_Init
+ * or after MPI_Finalize fails with MPIX_ERR_MPI; the error codes and what
  * to do about each are listed in docs/user-guide.md ("Errors").
  *
  * Threads. With MPI_THREAD_MULTIPLE, different threads may call the library at the
- * same time on different MPIX_Comms (each made from its own MPI communicator); an
+ * same time on different MPIX_Comms (each made from its own MPI communicator).
+ * Below it, a call MPI's level does not allow (from a thread other than the main
+ * one under SINGLE or FUNNELED, or while another thread is in the library under
+ * SERIALIZED) fails with MPIX_ERR_ARG before any MPI call. An
  * MPIX_Comm, and the requests made on it, are used by one thread at a time, as MPI
  * requires of collectives on one communicator. An MPIX_Info may be shared by
  * threads that do not change it. MPIX_Last_error_message() is per thread. The

@@ -35,6 +35,7 @@ static int agree_layout(MPI_Comm comm, const char* name, int local_rc, int ppn) 
 extern "C" int MPIX_Comm_init(MPIX_Comm** comm, MPI_Comm mpi_comm) {
   if (!comm) return fail(MPIX_ERR_ARG, "MPIX_Comm_init: comm is NULL");
   *comm = nullptr;
+  MPIX_TRY(check_mpi_running("MPIX_Comm_init"));
   if (mpi_comm == MPI_COMM_NULL) return fail(MPIX_ERR_ARG, "MPIX_Comm_init: mpi_comm is MPI_COMM_NULL");
   // The same answer on every rank of an intercommunicator: no rank waits.
   int inter = 0;
@@ -83,6 +84,9 @@ extern "C" int MPIX_Comm_init(MPIX_Comm** comm, MPI_Comm mpi_comm) {
 
 extern "C" int MPIX_Comm_free(MPIX_Comm** comm) {
   if (!comm || !*comm) return fail(MPIX_ERR_ARG, "MPIX_Comm_free: comm is NULL");
+  // After MPI_Finalize its communicators are gone, and freeing them would abort:
+  // nothing is freed (the process is ending).
+  MPIX_TRY(check_mpi_running("MPIX_Comm_free"));
   MPIX_Comm_s* c = *comm;
   release_reusable_plans(c);
   if (c->live_requests > 0)
@@ -100,6 +104,7 @@ extern "C" int MPIX_Comm_free(MPIX_Comm** comm) {
 
 extern "C" int MPIX_Comm_update_locality(MPIX_Comm* comm, int ppn) {
   if (!comm) return fail(MPIX_ERR_ARG, "MPIX_Comm_update_locality: comm is NULL");
+  MPIX_TRY(check_mpi_running("MPIX_Comm_update_locality"));
   // Plans keep the node layout and the node communicators they were made with.
   int rc = MPIX_SUCCESS;
   release_reusable_plans(comm);

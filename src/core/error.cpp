@@ -1,5 +1,6 @@
 #include "error.hpp"
 
+#include <atomic>
 #include <cstdarg>
 #include <cstdio>
 
@@ -61,6 +62,60 @@ std::string mpi_reason(int mpi_code) {
   if (stack == std::string::npos) stack = reason.find('\n');
   if (stack != std::string::npos) reason.resize(stack);
   return reason;
+}
+
+int check_mpi_running(const char* name) {
+  int initialized = 0, finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  if (!initialized) return fail(MPIX_ERR_MPI, format("%s: MPI is not initialized (call MPI_Init first)", name));
+  if (finalized)
+    return fail(MPIX_ERR_MPI, format("%s: called after MPI_Finalize (free mpix objects before it)", name));
+  return MPIX_SUCCESS;
+}
+
+#ifndef MPIX_SIMULATED
+namespace {
+std::atomic<int> threads_inside{0};
+
+const char* level_name(int level) {
+  switch (level) {
+    case MPI_THREAD_SINGLE: return "MPI_THREAD_SINGLE";
+    case MPI_THREAD_FUNNELED: return "MPI_THREAD_FUNNELED";
+    case MPI_THREAD_SERIALIZED: return "MPI_THREAD_SERIALIZED";
+    default: return "MPI_THREAD_MULTIPLE";
+  }
+}
+}  // namespace
+#endif
+
+LibraryEntry::LibraryEntry(const char* name) {
+  rc_ = check_mpi_running(name);
+#ifndef MPIX_SIMULATED
+  if (rc_ != MPIX_SUCCESS) return;
+  int level = MPI_THREAD_MULTIPLE;
+  MPI_Query_thread(&level);
+  if (level >= MPI_THREAD_MULTIPLE) return;
+  int main_thread = 1;
+  if (level <= MPI_THREAD_FUNNELED) MPI_Is_thread_main(&main_thread);
+  if (!main_thread) {
+    rc_ = fail(MPIX_ERR_ARG, format("%s: called from a thread other than MPI's main one, where MPI provides %s "
+                                    "(MPI_Init_thread with MPI_THREAD_SERIALIZED or more allows it)",
+                                    name, level_name(level)));
+    return;
+  }
+  counted_ = true;
+  if (threads_inside.fetch_add(1) > 0)
+    rc_ = fail(MPIX_ERR_ARG, format("%s: called while another thread is in the library, where MPI provides %s "
+                                    "(calls at the same time need MPI_Init_thread with MPI_THREAD_MULTIPLE)",
+                                    name, level_name(level)));
+#endif
+}
+
+LibraryEntry::~LibraryEntry() {
+#ifndef MPIX_SIMULATED
+  if (counted_) threads_inside.fetch_sub(1);
+#endif
 }
 
 int fail_agreed(int local_code, const std::string& local_message, int agreed, const char* call) {

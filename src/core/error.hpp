@@ -42,12 +42,37 @@ int finish_call(const char* name, int rc);
 // in `message`.
 int run_apart(const std::function<int()>& body, std::string* message);
 
+// MPIX_SUCCESS between MPI_Init and MPI_Finalize; else MPIX_ERR_MPI with a message.
+// MPI's answer to a call outside that span is to abort the job, so every entry
+// point that calls MPI asks first.
+int check_mpi_running(const char* name);
+
+// An API entry point's stay in the library. Below MPI_THREAD_MULTIPLE, MPI forbids
+// calls from two threads at once (and, under SINGLE and FUNNELED, from any thread
+// but the main one), and would hang or corrupt data silently: such a call is
+// refused here (rc()), the other thread's call goes on. Not in the simulated build,
+// whose ranks all run in the simulator's one process.
+class LibraryEntry {
+ public:
+  explicit LibraryEntry(const char* name);
+  ~LibraryEntry();
+  LibraryEntry(const LibraryEntry&) = delete;
+  LibraryEntry& operator=(const LibraryEntry&) = delete;
+  int rc() const { return rc_; }
+
+ private:
+  int rc_ = MPIX_SUCCESS;
+  bool counted_ = false;
+};
+
 // Runs an API entry point's body, turning an exhausted allocation into
 // MPIX_ERR_NO_MEM: no exception leaves the library.
 template <class F>
 int guarded(const char* name, F&& body) {
   int rc;
   set_pending(MPIX_SUCCESS, std::string());
+  LibraryEntry entry(name);
+  if (entry.rc() != MPIX_SUCCESS) return entry.rc();
   try {
     rc = body();
   } catch (const std::bad_alloc&) {

@@ -35,8 +35,10 @@
 #define MPI_Info_create PMPI_Info_create
 #define MPI_Info_free PMPI_Info_free
 #define MPI_Info_set PMPI_Info_set
+#define MPI_Initialized PMPI_Initialized
 #define MPI_Iprobe PMPI_Iprobe
 #define MPI_Irecv PMPI_Irecv
+#define MPI_Is_thread_main PMPI_Is_thread_main
 #define MPI_Isend PMPI_Isend
 #define MPI_Issend PMPI_Issend
 #define MPI_Mprobe PMPI_Mprobe
