@@ -130,6 +130,11 @@ def test_peers():
         out, rows = run_bench(repeated)
         check("a repeated %s is refused" % repeated[0],
               out.returncode != 0 and ("%s given twice" % repeated[0]) in out.stderr and not rows, out.stderr[-300:])
+    # Ranks given other options would wait for each other for ever: refused on all.
+    cmd = MPIEXEC + ["-n", "2", MPIX_BENCH, "--iters", "1", ":", "-n", "2", MPIX_BENCH, "--iters", "2"]
+    out = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120)
+    check("options that differ between ranks are refused",
+          out.returncode == 2 and "the ranks were given different options" in out.stderr, out.stderr[-300:])
     # Constant blocks: every rank sends and receives P - 1 messages.
     st = workload.stats("constant", 16, 8, 4)
     check("a direct exchange's messages per rank", st["max_rank_messages"] == 2 * 7, st)

@@ -145,6 +145,8 @@ void build_workload(const Options& o, Distribution dist, long long S, int rank, 
   }
   w->reference.clear();
   w->have_reference = false;
+  // --check keeps pmpi's result: allocated here, inside the agreed allocation.
+  if (o.check) w->reference.reserve(w->recv.size());
 }
 
 
@@ -489,8 +491,9 @@ int dense_main(const Options& o, MPIX_Comm* comm, int nodes, int ppn) {
       if (!kSimulated) MPI_Allreduce(&built, &all_built, 1, MPI_INT, MPI_MIN, MPIX_Comm_mpi(comm));
       if (!all_built) {
         if (rank == 0)
-          std::fprintf(stderr, "\nmpix-bench: out of memory for the send and receive buffers of %s S=%lld on %s "
-                       "rank; try smaller --sizes\n", w.dist.c_str(), S, built ? "another" : "this");
+          std::fprintf(stderr, "\nmpix-bench: out of memory for the send and receive buffers%s of %s S=%lld on %s "
+                       "rank; try smaller --sizes\n", o.check ? " (and --check's copy of pmpi's result)" : "",
+                       w.dist.c_str(), S, built ? "another" : "this");
         return 1;
       }
       double reference_median = -1;

@@ -71,7 +71,9 @@ Options (a value may follow as the next argument or after '='):
                              sweep all combinations). KEY is an info key of an
                              algorithm parameter, with or without the mpix_ prefix:
                              mpix_radix, mpix_block_count, mpix_stride,
-                             mpix_max_queue, mpix_segment_bytes, mpix_seed.
+                             mpix_max_queue, mpix_segment_bytes, mpix_seed,
+                             mpix_ipc_threshold, mpix_memcpy_threshold,
+                             mpix_locality.
                              A key is applied only to the algorithms whose registry
                              entry declares it; each algorithm runs once per
                              distinct combination of the keys it takes.
