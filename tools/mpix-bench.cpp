@@ -21,6 +21,7 @@
 #include <string>
 
 #include "bench/bench.hpp"
+#include "core/dense_args.hpp"
 
 namespace {
 
@@ -36,13 +37,10 @@ int bench_main(int argc, char** argv) {
   // for ever in each other's collectives. Compared as a hash of the arguments; not
   // in the simulated build, where smpirun gives every rank the same command line
   // and a collective more would move the simulated times (see dense.cpp).
-  unsigned long long hash = 1469598103934665603ull;
-  for (int i = 1; i < argc; ++i)
-    for (const char* c = argv[i];; ++c) {
-      hash = (hash ^ (unsigned char)*c) * 1099511628211ull;
-      if (!*c) break;
-    }
-  const long long mine[2] = {(long long)(hash >> 1), -(long long)(hash >> 1)};
+  std::string arguments;
+  for (int i = 1; i < argc; ++i) arguments.append(argv[i]).push_back('\0');
+  const long long hash = mpix::text_hash(arguments);
+  const long long mine[2] = {hash, -hash};
   long long all[2] = {mine[0], mine[1]};
 #ifndef MPIX_SIMULATED
   MPI_Allreduce(mine, all, 2, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);

@@ -98,13 +98,6 @@ int check_side(const DenseArgs& a, bool send, int size, MPI_Comm lib_comm, Buffe
   return MPIX_SUCCESS;
 }
 
-// FNV-1a: the same 62-bit value for the same text on every rank.
-long long text_hash(const std::string& text) {
-  unsigned long long hash = 1469598103934665603ull;
-  for (unsigned char c : text) hash = (hash ^ c) * 1099511628211ull;
-  return (long long)(hash >> 2);
-}
-
 const MachineProfile& default_profile() {
   static const MachineProfile profile;
   return profile;
@@ -218,6 +211,12 @@ bool same_side(const BufferSide& a, const BufferSide& b) {
 }
 
 long long asked_index(const Hints& hints) { return hints.asked ? (long long)(hints.asked - algorithms().data()) : -1; }
+long long text_hash(const std::string& text) {
+  unsigned long long hash = 1469598103934665603ull;
+  for (unsigned char c : text) hash = (hash ^ c) * 1099511628211ull;
+  return (long long)(hash >> 2);
+}
+
 long long hints_hash(const Hints& hints) { return text_hash(hints.params_text) ^ (hints.check_args ? 1 : 0); }
 
 bool same_raw_side(const DenseArgs& a, bool send, const BufferSide& kept, MPI_Comm lib_comm) {

@@ -57,6 +57,8 @@ bool same_raw_side(const DenseArgs& a, bool send, const BufferSide& kept, MPI_Co
 // The registry index of the algorithm asked for (-1: auto) and the hash of every
 // hint the call may use: compared between ranks (agreement) and between calls.
 long long asked_index(const Hints& hints);
+// FNV-1a: the same 62-bit value for the same text on every rank.
+long long text_hash(const std::string& text);
 long long hints_hash(const Hints& hints);
 
 // Whether both buffers are host memory (plan reuse and the carried agreement need it).
