@@ -130,6 +130,17 @@ def test_peers():
         out, rows = run_bench(repeated)
         check("a repeated %s is refused" % repeated[0],
               out.returncode != 0 and ("%s given twice" % repeated[0]) in out.stderr and not rows, out.stderr[-300:])
+    out, rows = run_bench(["--algorithms", "multipair", "--sizes", "16,16,16"])
+    check("a size given twice runs once", out.returncode == 0 and [r["algorithm"] for r in rows] == ["pmpi", "multipair"],
+          out.stderr[-300:] or [(r["algorithm"], r["max_block_bytes"]) for r in rows])
+    out, rows = run_bench(["--iters", "99999999999"])
+    check("a too large --iters names its range", out.returncode == 2 and "1..2147483647" in out.stderr, out.stderr[-300:])
+    # SDDE: --pattern all, and rows run before `personalized` still get its speedup.
+    out, rows = run_bench(["--op", "alltoall_crs", "--pattern", "all", "--algorithms", "nonblocking,personalized"])
+    check("--pattern all runs every pattern", out.returncode == 0 and len({r["pattern"] for r in rows}) == 6,
+          out.stderr[-300:] or sorted({r["pattern"] for r in rows}))
+    check("every SDDE row has a speedup", rows and all(r["speedup"] not in ("", "-") for r in rows),
+          [(r["algorithm"], r["speedup"]) for r in rows])
     # Ranks given other options would wait for each other for ever: refused on all.
     cmd = MPIEXEC + ["-n", "2", MPIX_BENCH, "--iters", "1", ":", "-n", "2", MPIX_BENCH, "--iters", "2"]
     out = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120)

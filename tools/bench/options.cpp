@@ -148,7 +148,8 @@ Sparse dynamic data exchange (--op alltoall_crs | alltoallv_crs):
   --pattern P1,P2,...        generated patterns: stencil2d, stencil3d (9- and 27-point
                              stencils on a near-square grid of ranks), random (each
                              rank sends to 2 log2(P) random ranks), powerlaw (rank r
-                             sends to about P/(r+1) ranks), all_to_one, one_to_all.
+                             sends to about P/(r+1) ranks), all_to_one, one_to_all;
+                             all: every one of them.
                              Default: stencil2d,random unless --matrix is given.
                              Message sizes: --sizes S (bytes; default 16): S/4 ints
                              per message for alltoall_crs, 1..S/4 for alltoallv_crs
@@ -271,12 +272,20 @@ std::string parse_options(int argc, char** argv, Options* o) {
       for (const std::string& file : o->matrices)
         if (file.empty()) return "--matrix: an empty file name";
     } else if (arg == "--pattern") {
-      o->patterns = split(value, ',');
-      for (const std::string& name : o->patterns)
+      o->patterns.clear();
+      for (const std::string& name : split(value, ',')) {
+        if (name == "all") {
+          for (const char* known : kSddePatterns)
+            if (std::find(o->patterns.begin(), o->patterns.end(), known) == o->patterns.end())
+              o->patterns.push_back(known);
+          continue;
+        }
         if (std::find_if(std::begin(kSddePatterns), std::end(kSddePatterns),
                          [&](const char* known) { return name == known; }) == std::end(kSddePatterns))
           return "--pattern: unknown pattern '" + name +
-                 "' (known: stencil2d,stencil3d,random,powerlaw,all_to_one,one_to_all)";
+                 "' (known: stencil2d,stencil3d,random,powerlaw,all_to_one,one_to_all, or all)";
+        if (std::find(o->patterns.begin(), o->patterns.end(), name) == o->patterns.end()) o->patterns.push_back(name);
+      }
     } else if (arg == "--algorithms") {
       o->all_algorithms = value == "all";
       o->algorithms = split(value, ',');
@@ -287,7 +296,7 @@ std::string parse_options(int argc, char** argv, Options* o) {
         long long bytes = 0;
         if (!parse_size(part, &bytes))
           return "--sizes: '" + part + "' is not a size (bytes >= 0, suffix k or m, at most 2^31-1)";
-        o->sizes.push_back(bytes);
+        if (std::find(o->sizes.begin(), o->sizes.end(), bytes) == o->sizes.end()) o->sizes.push_back(bytes);
       }
     } else if (arg == "--dist") {
       o->dists.clear();
@@ -303,13 +312,13 @@ std::string parse_options(int argc, char** argv, Options* o) {
         if (std::find(o->dists.begin(), o->dists.end(), d) == o->dists.end()) o->dists.push_back(d);
       }
     } else if (arg == "--iters") {
-      if (!parse_int(value, 1, INT_MAX, &number)) return "--iters " + value + ": expected an integer >= 1";
+      if (!parse_int(value, 1, INT_MAX, &number)) return "--iters " + value + ": expected an integer 1..2147483647";
       o->iters = (int)number;
     } else if (arg == "--warmup") {
-      if (!parse_int(value, 0, INT_MAX, &number)) return "--warmup " + value + ": expected an integer >= 0";
+      if (!parse_int(value, 0, INT_MAX, &number)) return "--warmup " + value + ": expected an integer 0..2147483647";
       o->warmup = (int)number;
     } else if (arg == "--ppn") {
-      if (!parse_int(value, 0, INT_MAX, &number)) return "--ppn " + value + ": expected an integer >= 0 (0: detect)";
+      if (!parse_int(value, 0, INT_MAX, &number)) return "--ppn " + value + ": expected an integer 0..2147483647 (0: detect)";
       o->ppn = (int)number;
       o->ppn_given = true;
     } else if (arg == "--seed") {
