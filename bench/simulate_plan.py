@@ -243,8 +243,9 @@ def plan(args):
         # P = 64 (2 nodes): every algorithm and peer, uniform blocks.
         P = 64
         add(P, ppn, "alltoallv", U, S_table, ["tuna"], {"radix": ["2", "4", "8", "16", "64"]})
+        # The intra-node radix runs 2..Q: the smallest and the largest (one round), Q = ppn.
         add(P, ppn, "alltoallv", U, S_table, ["tuna_hier_coalesced", "tuna_hier_staggered"],
-            {"radix": ["2", "32"], "block_count": ["4", "unlimited"]})
+            {"radix": sorted({"2", str(max(2, ppn))}, key=int), "block_count": ["4", "unlimited"]})
         add(P, ppn, "alltoallv", U, S_table, ["node_aware", "pairwise", "scattered", "multipair", "multipair_waitany",
                                              "multipair_testany", "random_sendrecv"])
         add(P, ppn, "alltoallv", U, [16, 16 * KB], ["nonblocking", "random_scatter", "random_segmented"])
