@@ -9,6 +9,9 @@
 #include <string>
 #include <vector>
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include "core/comm.hpp"
 #include "core/datatype.hpp"
 #include "core/registry.hpp"
@@ -112,6 +115,55 @@ TEST_CASE("ipc_hybrid: a sender's block shared by two peers, read directly", "[i
     CHECK(all_ranks(recv == expected));
   }
   unsetenv("MPIX_CMA");
+}
+
+// A direct copy the kernel refuses fails its own pair only: rank 1's receive block
+// from rank 0 is read-only, so rank 0's write into it fails (EFAULT); rank 0 still
+// copies its blocks to the other ranks, which succeed with MPI's result. (The first
+// version stopped copying at the first failure and failed every later peer too.)
+TEST_CASE("ipc_hybrid: a refused direct copy fails its own pair only", "[ipc]") {
+  const int size = harness::world_size(), rank = harness::world_rank();
+  if (size < 3) return;
+  const long page = sysconf(_SC_PAGESIZE);
+  const int block = (int)(page / sizeof(int));  // one page per block
+  std::vector<int> send((std::size_t)size * block), expected((std::size_t)size * block);
+  for (std::size_t k = 0; k < send.size(); ++k) send[k] = rank * 1000003 + (int)k;
+  MPI_Alltoall(send.data(), block, MPI_INT, expected.data(), block, MPI_INT, MPI_COMM_WORLD);
+  void* mapped = mmap(nullptr, (std::size_t)size * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  REQUIRE(mapped != MAP_FAILED);
+  int* recv = static_cast<int*>(mapped);
+  std::fill(recv, recv + (std::size_t)size * block, -1);
+  if (rank == 1) REQUIRE(mprotect(recv, (std::size_t)page, PROT_READ) == 0);  // the block from rank 0
+  setenv("MPIX_CMA", "write", 1);
+  {
+    Comm guard;
+    REQUIRE(MPIX_Comm_update_locality(guard.comm, size) == MPIX_SUCCESS);  // one node
+    harness::Info info{{"mpix_alltoall_algorithm", "ipc_hybrid"}, {"mpix_ipc_threshold", "0"}};
+    const int rc = MPIX_Alltoall(send.data(), block, MPI_INT, recv, block, MPI_INT, info.info, guard.comm);
+    if (all_ranks(guard.comm->direct_copy.cma())) {
+      INFO("rank " << rank << ": " << MPIX_Last_error_message());
+      if (rank == 0) {
+        CHECK(rc == MPIX_ERR_DEVICE);
+        CHECK(message_has("rank 1"));
+        CHECK(std::equal(recv + block, recv + (std::size_t)size * block, expected.begin() + block));
+      } else if (rank == 1) {
+        CHECK(rc == MPIX_ERR_DEVICE);
+        CHECK(message_has("rank 0 could not copy its block into this rank's buffer"));
+        CHECK(recv[0] == -1);
+        CHECK(std::equal(recv + block, recv + (std::size_t)size * block, expected.begin() + block));
+      } else {
+        CHECK(rc == MPIX_SUCCESS);
+        CHECK(std::equal(recv, recv + (std::size_t)size * block, expected.begin()));
+      }
+      // The communicator works again once the memory does.
+      if (rank == 1) REQUIRE(mprotect(recv, (std::size_t)page, PROT_READ | PROT_WRITE) == 0);
+      std::fill(recv, recv + (std::size_t)size * block, -1);
+      CHECK(MPIX_Alltoall(send.data(), block, MPI_INT, recv, block, MPI_INT, info.info, guard.comm) == MPIX_SUCCESS);
+      CHECK(all_ranks(std::equal(recv, recv + (std::size_t)size * block, expected.begin())));
+    }
+  }
+  unsetenv("MPIX_CMA");
+  munmap(mapped, (std::size_t)size * page);
 }
 
 // Memory types and device buffers. Host memory is always recognised as such (also

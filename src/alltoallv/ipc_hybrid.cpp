@@ -240,9 +240,13 @@ class IpcHybrid : public Plan {
     const bool write = direction_ == CopyDirection::write;
     const int q = (int)members_.size();
     if (next_copy_ == 0) {
-      copy_rc_ = device_ ? device_memcpy(ex_.recv.block(ex_.rank).first_byte(), ex_.send.block(ex_.rank).first_byte(),
-                                         (std::size_t)ex_.send.block_bytes(ex_.rank))
-                         : copy_block(ex_.send.block(ex_.rank), ex_.recv.block(ex_.rank), own_staging_.data(), comm_);
+      copy_rc_ = run_apart(
+          [&] {
+            return device_ ? device_memcpy(ex_.recv.block(ex_.rank).first_byte(), ex_.send.block(ex_.rank).first_byte(),
+                                           (std::size_t)ex_.send.block_bytes(ex_.rank))
+                           : copy_block(ex_.send.block(ex_.rank), ex_.recv.block(ex_.rank), own_staging_.data(), comm_);
+          },
+          &copy_message_);
       next_copy_ = 1;
     }
     for (; next_copy_ < std::max(q, 1); ++next_copy_) {
@@ -257,15 +261,24 @@ class IpcHybrid : public Plan {
         MPIX_TRY(test_one(&ready_[j], &ready, comm_));
         if (!ready) return MPIX_SUCCESS;
       }
-      if (copy_rc_ == MPIX_SUCCESS) {
-        char* local = write ? send_runs_.addr(peer) : recv_runs_.addr(peer);
-        long long bytes = write ? ex_.send.block_bytes(peer) : ex_.recv.block_bytes(peer);
-        copy_rc_ = direct_copy_->copy(peer, local, peer_exposure_[j], 0, bytes, direction_, memcpy_threshold_);
-        if (copy_rc_ == MPIX_SUCCESS) copy_rc_ = direct_copy_->complete_device_copies();
+      // Every pair is copied, also after a failed one, so that a failure fails its own
+      // pair and no other: the rank keeps the first failure's message.
+      char* local = write ? send_runs_.addr(peer) : recv_runs_.addr(peer);
+      long long bytes = write ? ex_.send.block_bytes(peer) : ex_.recv.block_bytes(peer);
+      std::string why;
+      const int pair_rc = run_apart(
+          [&] {
+            MPIX_TRY(direct_copy_->copy(peer, local, peer_exposure_[j], 0, bytes, direction_, memcpy_threshold_));
+            return direct_copy_->complete_device_copies();
+          },
+          &why);
+      if (pair_rc != MPIX_SUCCESS && copy_rc_ == MPIX_SUCCESS) {
+        copy_rc_ = pair_rc;
+        copy_message_ = why;
       }
       // "done" even after a failed copy, so that the peer is not left waiting; it
       // carries the copy's outcome, so that both sides of a failed pair fail.
-      copy_status_[j] = copy_rc_;
+      copy_status_[j] = pair_rc;
       requests_.emplace_back();
       MPIX_CHECK_MPI(MPI_Isend(&copy_status_[j], 1, MPI_INT, peer, tag_ + kTagDone, comm_, &requests_.back()));
       stats.metadata_messages += 1;
@@ -285,10 +298,12 @@ class IpcHybrid : public Plan {
     next_copy_ = 0;
     *done = true;
     for (int j = 0; j < q && copy_rc_ == MPIX_SUCCESS; ++j)
-      if ((write ? direct_in_[j] : direct_out_[j]) && done_status_[j] != MPIX_SUCCESS)
-        copy_rc_ = fail(done_status_[j], format("ipc_hybrid: rank %d could not copy its block %s this rank's buffer",
-                                                members_[j], write ? "into" : "out of"));
-    MPIX_TRY(copy_rc_);
+      if ((write ? direct_in_[j] : direct_out_[j]) && done_status_[j] != MPIX_SUCCESS) {
+        copy_rc_ = done_status_[j];
+        copy_message_ = format("ipc_hybrid: rank %d could not copy its block %s this rank's buffer (its message "
+                               "names why)", members_[j], write ? "into" : "out of");
+      }
+    if (copy_rc_ != MPIX_SUCCESS) return fail(copy_rc_, copy_message_);
     return recv_runs_.unpack(comm_);
   }
 
@@ -403,7 +418,8 @@ class IpcHybrid : public Plan {
   std::vector<Exposure> peer_exposure_;
   std::vector<int> recv_peers_, send_peers_;
   int next_copy_ = 0;           // the next direct copy of a wait or test in progress
-  int copy_rc_ = MPIX_SUCCESS;  // the first failed copy of this start
+  int copy_rc_ = MPIX_SUCCESS;  // the first failed copy of this start, and its message
+  std::string copy_message_;
   std::vector<int> copy_status_, done_status_;  // by local rank: "done" sent, "done" received
   std::vector<MPI_Request> requests_, ready_;
 };

@@ -18,17 +18,25 @@ const char* memory_type_name(MemoryType type) { return type == MemoryType::devic
 
 MemoryType memory_type(const void* ptr) { return ptr ? device_memory_type(ptr) : MemoryType::host; }
 
-int cma_copy(pid_t pid, char* local, std::uint64_t remote, long long bytes, CopyDirection direction) {
+int cma_copy(int peer, pid_t pid, char* local, std::uint64_t remote, long long bytes, CopyDirection direction) {
   while (bytes > 0) {
     iovec here{local, (std::size_t)bytes};
     iovec there{(void*)(std::uintptr_t)remote, (std::size_t)bytes};
     ssize_t moved = direction == CopyDirection::write ? process_vm_writev(pid, &here, 1, &there, 1, 0)
                                                       : process_vm_readv(pid, &here, 1, &there, 1, 0);
     if (moved < 0 && errno == EINTR) continue;
-    if (moved <= 0)
-      return fail(MPIX_ERR_DEVICE, format("%s of %lld bytes with process %d: %s",
-                                          direction == CopyDirection::write ? "process_vm_writev" : "process_vm_readv",
-                                          bytes, (int)pid, moved < 0 ? std::strerror(errno) : "nothing moved"));
+    if (moved <= 0) {
+      const bool write = direction == CopyDirection::write;
+      // EFAULT cannot tell which side's memory was refused.
+      const bool fault = moved < 0 && errno == EFAULT;
+      return fail(MPIX_ERR_DEVICE,
+                  format("%s of %lld bytes %s rank %d (process %d): %s%s", write ? "process_vm_writev" : "process_vm_readv",
+                         bytes, write ? "into the receive buffer of" : "from the send buffer of", peer, (int)pid,
+                         moved < 0 ? std::strerror(errno) : "nothing moved",
+                         fault ? format(" (this rank's %s block or rank %d's is not accessible memory)",
+                                        write ? "send" : "receive", peer).c_str()
+                               : ""));
+    }
     local += moved;
     remote += (std::uint64_t)moved;
     bytes -= moved;
@@ -157,7 +165,7 @@ int DirectCopy::copy(int peer, char* local, const Exposure& remote, long long re
     if (!device_) MPIX_TRY(device_state_create(&device_));
     return device_copy(device_, peer, local, remote, remote_offset, bytes, direction, memcpy_threshold);
   }
-  return cma_copy(pids_[peer], local, remote.address + (std::uint64_t)remote_offset, bytes, direction);
+  return cma_copy(peer, pids_[peer], local, remote.address + (std::uint64_t)remote_offset, bytes, direction);
 }
 
 int DirectCopy::complete_device_copies() { return device_ ? device_synchronize(device_) : MPIX_SUCCESS; }

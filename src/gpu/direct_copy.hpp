@@ -97,7 +97,7 @@ class DirectCopy {
 
 // Copies `bytes` bytes with CMA: writes `local` to `remote` in process `pid`, or
 // reads `remote` into `local`. Repeats partial transfers. MPIX_ERR_DEVICE with the
-// system's reason when the kernel refuses.
-int cma_copy(pid_t pid, char* local, std::uint64_t remote, long long bytes, CopyDirection direction);
+// system's reason when the kernel refuses; `peer` (the rank of `pid`) names it.
+int cma_copy(int peer, pid_t pid, char* local, std::uint64_t remote, long long bytes, CopyDirection direction);
 
 }  // namespace mpix
