@@ -64,12 +64,18 @@ bool parse_integer(const std::string& text, long long* value) {
   return true;
 }
 
-int verbose_level() {
-  const char* text = std::getenv("MPIX_VERBOSE");
-  if (!text || !*text) return 0;
+bool environment_says_off(const char* name) {
+  const char* text = std::getenv(name);
+  if (!text) return false;
   std::string value(text);
   for (char& c : value) c = (char)std::tolower((unsigned char)c);
-  if (value == "0" || value == "false" || value == "no" || value == "off") return 0;
+  return value == "0" || value == "false" || value == "no" || value == "off";
+}
+
+int verbose_level() {
+  const char* text = std::getenv("MPIX_VERBOSE");
+  if (!text || !*text || environment_says_off("MPIX_VERBOSE")) return 0;
+  std::string value(text);
   long long number = 0;
   if (parse_integer(value, &number) && number >= 2) return 2;
   return 1;

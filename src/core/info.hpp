@@ -72,6 +72,9 @@ class EnvironmentScope {
 // fingerprints, the same hints from the environment.
 unsigned long long environment_fingerprint();
 
+// Whether environment variable `name` is 0, false, no or off (any case).
+bool environment_says_off(const char* name);
+
 // MPIX_VERBOSE: unset, empty, 0, false, no or off: 0 (quiet); 2 or more: 2 (every
 // call); any other value: 1 (each distinct decision once per communicator).
 int verbose_level();

@@ -93,10 +93,7 @@ int create_keyvals() {
 }  // namespace
 
 bool enabled() {
-  static const bool on = [] {
-    const char* value = std::getenv("MPIX_INTERPOSE");
-    return !(value && std::strcmp(value, "0") == 0);
-  }();
+  static const bool on = !mpix::environment_says_off("MPIX_INTERPOSE");
   return on;
 }
 
@@ -153,17 +150,27 @@ void report_fallback(MPI_Comm comm, const char* function, const std::string& rea
   // Once per job where it can be: the hints are the same on every rank, so rank 0
   // of MPI_COMM_WORLD says it.
   // Environment variables outside the info keys (MPIX_CMA) fail with MPIX_ERR_ARG,
-  // and name themselves "(environment)".
+  // and name themselves "(environment)"; hints that differ between ranks say
+  // "(info or environment differ)".
   const bool configuration = rc == MPIX_ERR_INFO_KEY || rc == MPIX_ERR_INFO_VALUE || rc == MPIX_ERR_TUNING_FILE ||
-                             reason.find(" (environment)") != std::string::npos;
+                             reason.find(" (environment)") != std::string::npos ||
+                             reason.find("environment differ)") != std::string::npos;
   const std::string line = std::string(function) + ": " + reason + "; calling PMPI_" + (function + 4);
+  // Where ranks differ, the rank whose own hint is wrong names it, and the others say
+  // "another rank": under MPIX_VERBOSE every rank prints its own message.
+  const bool own = reason.find("another rank") == std::string::npos;
+  if (configuration && verbose() && own) {
+    print_once(std::string(function) + reason, line);
+    return;
+  }
   if (!configuration || verbose()) {
     report_once(comm, std::string(function) + reason, line);
     return;
   }
   int world_rank = 0;
   PMPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
-  if (world_rank == 0) print_once(reason, line + " (MPIX_VERBOSE=1 shows every call left to MPI)");
+  if (world_rank == 0)
+    print_once(reason, line + " (MPIX_VERBOSE=1 shows every call left to MPI, and each rank's own message)");
 }
 
 int raise_error(MPI_Comm comm, const char* function, int error_class, const std::string& message) {

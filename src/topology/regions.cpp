@@ -18,7 +18,9 @@ namespace mpix {
 
 void Regions::free_comms() { level_.free_comms(); }
 
-int package_of_binding() {
+namespace {
+
+int read_package_of_binding() {
 #ifdef MPIX_HAVE_HWLOC
   hwloc_topology_t topology;
   if (hwloc_topology_init(&topology) != 0) return -1;
@@ -40,6 +42,13 @@ int package_of_binding() {
 #else
   return -1;
 #endif
+}
+
+}  // namespace
+
+int package_of_binding() {
+  static const int package = read_package_of_binding();
+  return package;
 }
 
 namespace {

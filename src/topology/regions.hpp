@@ -66,7 +66,10 @@ class Regions {
 // The hwloc fallback of detection: the logical index of the package (socket) that
 // contains every CPU this process is bound to; -1 when it is not bound inside one
 // package (unbound on a machine of several, or spanning several), or when the
-// build has no hwloc (MPIX_HAVE_HWLOC) or hwloc fails.
+// build has no hwloc (MPIX_HAVE_HWLOC) or hwloc fails. Read once per process:
+// loading hwloc's topology takes about 0.1 s, which every new communicator paid
+// (the interposer makes one per MPI communicator); a process that binds itself
+// elsewhere later keeps its first answer.
 int package_of_binding();
 
 }  // namespace mpix

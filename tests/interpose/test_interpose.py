@@ -127,6 +127,29 @@ def mode_c(interposer, program, launcher):
     if len(said) != 1:
         sys.exit(f"FAIL: a malformed MPIX_CMA is not said once:\n{stderr}")
     print("ok: a malformed MPIX_CMA is said once without MPIX_VERBOSE")
+    # MPIX_INTERPOSE takes the words MPIX_VERBOSE takes.
+    lines, stderr = run(launcher, 3, program, [], dict(preload, MPIX_INTERPOSE="off"))
+    compare("C, MPIX_INTERPOSE=off", forward, lines)
+    if mpix_lines(stderr):
+        sys.exit(f"FAIL: MPIX_INTERPOSE=off still routes through mpix:\n{stderr}")
+    print("ok: MPIX_INTERPOSE=off: no [mpix] line")
+    # A hint set on rank 1 alone: ranks that differ are said without MPIX_VERBOSE,
+    # and under it the rank whose value is wrong names it (the others say "another rank").
+    def on_rank_1(assignment):
+        return ("sh", "-c", 'if [ "${PMI_RANK:-$OMPI_COMM_WORLD_RANK}" = 1 ]; then export %s; fi; exec "$@"' % assignment,
+                "sh")
+    lines, stderr = run(launcher, 3, program, [], {"LD_PRELOAD": interposer},
+                        wrapper=on_rank_1("MPIX_ALLTOALLV_ALGORITHM=pairwise"))
+    compare("C, MPIX_ALLTOALLV_ALGORITHM on one rank", forward, lines)
+    said = [line for line in mpix_lines(stderr) if "MPI_Alltoallv: MPIX_Alltoallv: ranks asked for different" in line]
+    if len(said) != 1 or "calling PMPI_Alltoallv" not in said[0]:
+        sys.exit(f"FAIL: an algorithm asked for on one rank only is not said once:\n{stderr}")
+    lines, stderr = run(launcher, 3, program, [], {"LD_PRELOAD": interposer, "MPIX_VERBOSE": "1"},
+                        wrapper=on_rank_1("MPIX_ALLTOALLV_ALGORITHM=fast"))
+    compare("C, MPIX_ALLTOALLV_ALGORITHM=fast on one rank", forward, lines)
+    if not any("MPIX_ALLTOALLV_ALGORITHM (environment)=fast" in line for line in mpix_lines(stderr)):
+        sys.exit(f"FAIL: the rank with a malformed hint does not name it under MPIX_VERBOSE:\n{stderr}")
+    print("ok: a hint on one rank only: said without MPIX_VERBOSE, named by its rank with it")
 
 
 def run_failing(launcher, ranks, program, args, env=None):
