@@ -176,6 +176,12 @@ bool is_sdde(mpix::Op op) { return op == mpix::kAlltoallCrs || op == mpix::kAllt
 
 const char* const kSddePatterns[] = {"stencil2d", "stencil3d", "random", "powerlaw", "all_to_one", "one_to_all"};
 
+// A list option names each value once, in the order first given.
+template <class T>
+void append_once(std::vector<T>* values, const T& value) {
+  if (std::find(values->begin(), values->end(), value) == values->end()) values->push_back(value);
+}
+
 std::vector<std::string> split(const std::string& text, char separator) {
   std::vector<std::string> parts;
   std::size_t begin = 0;
@@ -276,15 +282,14 @@ std::string parse_options(int argc, char** argv, Options* o) {
       for (const std::string& name : split(value, ',')) {
         if (name == "all") {
           for (const char* known : kSddePatterns)
-            if (std::find(o->patterns.begin(), o->patterns.end(), known) == o->patterns.end())
-              o->patterns.push_back(known);
+            append_once(&o->patterns, std::string(known));
           continue;
         }
         if (std::find_if(std::begin(kSddePatterns), std::end(kSddePatterns),
                          [&](const char* known) { return name == known; }) == std::end(kSddePatterns))
           return "--pattern: unknown pattern '" + name +
                  "' (known: stencil2d,stencil3d,random,powerlaw,all_to_one,one_to_all, or all)";
-        if (std::find(o->patterns.begin(), o->patterns.end(), name) == o->patterns.end()) o->patterns.push_back(name);
+        append_once(&o->patterns, name);
       }
     } else if (arg == "--algorithms") {
       o->all_algorithms = value == "all";
@@ -296,7 +301,7 @@ std::string parse_options(int argc, char** argv, Options* o) {
         long long bytes = 0;
         if (!parse_size(part, &bytes))
           return "--sizes: '" + part + "' is not a size (bytes >= 0, suffix k or m, at most 2^31-1)";
-        if (std::find(o->sizes.begin(), o->sizes.end(), bytes) == o->sizes.end()) o->sizes.push_back(bytes);
+        append_once(&o->sizes, bytes);
       }
     } else if (arg == "--dist") {
       o->dists.clear();
@@ -309,7 +314,7 @@ std::string parse_options(int argc, char** argv, Options* o) {
             known += std::string(known.empty() ? "" : ",") + mpix::workload::distribution_name(k);
           return "--dist: unknown distribution '" + part + "' (known: " + known + ")";
         }
-        if (std::find(o->dists.begin(), o->dists.end(), d) == o->dists.end()) o->dists.push_back(d);
+        append_once(&o->dists, d);
       }
     } else if (arg == "--iters") {
       if (!parse_int(value, 1, INT_MAX, &number)) return "--iters " + value + ": expected an integer 1..2147483647";
@@ -390,7 +395,7 @@ std::string parse_options(int argc, char** argv, Options* o) {
         return "--algorithms: unknown algorithm '" + name + "' for " + mpix::op_name(o->op) +
                " (known: all,auto," + known + ")";
       }
-      if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+      append_once(&names, name);
     }
     o->algorithms = names;
   }
