@@ -83,6 +83,8 @@ TEST_CASE("ipc_hybrid: direct copies, CMA off, disagreeing sizes", "[ipc]") {
     int rc = MPIX_Alltoall(send.data(), block, MPI_INT, recv.data(), block, MPI_INT, info.info, bad.comm);
     CHECK(rc == MPIX_ERR_ARG);
     CHECK(message_has("MPIX_CMA=sideways"));
+    // The call's name in front, as for every other message.
+    CHECK(std::string(MPIX_Last_error_message()).rfind("MPIX_Alltoall: ", 0) == 0);
   }
   unsetenv("MPIX_CMA");
 }

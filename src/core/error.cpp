@@ -1,6 +1,7 @@
 #include "error.hpp"
 
 #include <atomic>
+#include <cctype>
 #include <cstdarg>
 #include <cstdio>
 
@@ -16,6 +17,7 @@ struct ThreadErrors {
   std::string last;
   int pending_code = MPIX_SUCCESS;
   std::string pending;
+  mpix::AgreedFailure agreed;
 };
 
 #ifdef MPIX_SIMULATED
@@ -119,6 +121,7 @@ LibraryEntry::~LibraryEntry() {
 }
 
 int fail_agreed(int local_code, const std::string& local_message, int agreed, const char* call) {
+  errors().agreed = AgreedFailure{true, local_code != MPIX_SUCCESS};
   if (local_code == agreed) return fail(agreed, local_message);
   if (local_code != MPIX_SUCCESS)
     return fail(agreed, format("%s (%s here; every rank returns %s, another rank's error)", local_message.c_str(),
@@ -126,6 +129,8 @@ int fail_agreed(int local_code, const std::string& local_message, int agreed, co
   return fail(agreed, format("%s: another rank rejected its arguments (%s; its own message names the problem)", call,
                              MPIX_Error_string(agreed)));
 }
+
+AgreedFailure last_agreed_failure() { return errors().agreed; }
 
 int fail_mpi(int mpi_code, const char* what) {
   std::string function = what;
@@ -138,6 +143,13 @@ void set_pending(int code, std::string message) {
   if (code != MPIX_SUCCESS && e.pending_code != MPIX_SUCCESS) return;  // the first one counts
   e.pending_code = code;
   e.pending = std::move(message);
+}
+
+void begin_call() {
+  ThreadErrors& e = errors();
+  e.pending_code = MPIX_SUCCESS;
+  e.pending.clear();
+  e.agreed = AgreedFailure();
 }
 
 int run_apart(const std::function<int()>& body, std::string* message) {
@@ -157,6 +169,17 @@ int run_apart(const std::function<int()>& body, std::string* message) {
   return rc;
 }
 
+namespace {
+// "MPIX_Start: ...", a message that begins with the function it is about; not
+// "MPIX_CMA=fast (environment): ...", which needs the call's name in front.
+bool names_a_function(const std::string& message) {
+  if (message.compare(0, 5, "MPIX_") != 0) return false;
+  std::size_t end = 5;
+  while (end < message.size() && (std::isalnum((unsigned char)message[end]) || message[end] == '_')) ++end;
+  return end < message.size() && message[end] == ':';
+}
+}  // namespace
+
 int finish_call(const char* name, int rc) {
   ThreadErrors& e = errors();
   if (e.pending_code != MPIX_SUCCESS) {
@@ -164,7 +187,7 @@ int finish_call(const char* name, int rc) {
     e.pending_code = MPIX_SUCCESS;
     e.pending.clear();
   }
-  if (rc != MPIX_SUCCESS && e.last.compare(0, 5, "MPIX_") != 0) e.last = std::string(name) + ": " + e.last;
+  if (rc != MPIX_SUCCESS && !names_a_function(e.last)) e.last = std::string(name) + ": " + e.last;
   return rc;
 }
 

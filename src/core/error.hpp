@@ -19,6 +19,16 @@ int fail(int code, std::string message);
 // that another rank rejected its arguments.
 int fail_agreed(int local_code, const std::string& local_message, int agreed, const char* call);
 
+// Of this thread's last failed call: whether its error came from fail_agreed, so that
+// every rank of the communicator returned it, and whether this rank's own checks
+// failed there. The interposer asks (interpose.cpp): MPI, given a call that only
+// some ranks' checks refuse, fails it on those and leaves the others waiting.
+struct AgreedFailure {
+  bool agreed = false;
+  bool own = false;
+};
+AgreedFailure last_agreed_failure();
+
 // Formats like printf; for messages that carry numbers.
 std::string format(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 
@@ -31,6 +41,9 @@ std::string mpi_reason(int mpi_code);
 // An error found in the middle of an exchange that the rank must still finish
 // (completion.hpp): kept for this thread until the API call ends.
 void set_pending(int code, std::string message);
+
+// The start of every API entry point: no error pending, none agreed.
+void begin_call();
 
 // The end of every API entry point: a pending error becomes the call's error, and
 // a message gets the call's name in front unless it has it already.
@@ -70,7 +83,7 @@ class LibraryEntry {
 template <class F>
 int guarded(const char* name, F&& body) {
   int rc;
-  set_pending(MPIX_SUCCESS, std::string());
+  begin_call();
   LibraryEntry entry(name);
   if (entry.rc() != MPIX_SUCCESS) return entry.rc();
   try {

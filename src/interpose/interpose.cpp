@@ -7,7 +7,8 @@
 // renamed to PMPI_ (pmpi_names.h), so its traffic never comes back here. Whatever
 // mpix does not handle goes to the PMPI_ function: intercommunicators, MPIX_INTERPOSE=0,
 // and calls mpix refused (its refusals are agreed between the ranks, so all ranks
-// fall back together and MPI reports the error as it would have).
+// fall back together and MPI reports the error as it would have; where only some
+// ranks' arguments are wrong, all raise mpix's error instead, see leave_to_mpi).
 #include <mpi.h>
 
 #include <algorithm>
@@ -20,6 +21,7 @@
 #include <vector>
 
 #include "mpix/mpix.h"
+#include "../core/error.hpp"
 #include "../core/info.hpp"
 #include "../core/library_comm.hpp"
 #include "interpose.hpp"
@@ -169,11 +171,42 @@ void report_fallback(MPI_Comm comm, const char* function, const std::string& rea
   }
   int world_rank = 0;
   PMPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+  // One hint, one line: "MPIX_Alltoallv: MPIX_CMA=..." and "MPIX_Alltoallv_plan:
+  // MPIX_CMA=..." are the same report.
+  const std::size_t after_call = reason.compare(0, 5, "MPIX_") == 0 ? reason.find(": ") : std::string::npos;
+  const std::string hint = after_call == std::string::npos ? reason : reason.substr(after_call + 2);
   if (world_rank == 0)
-    print_once(reason, line + " (MPIX_VERBOSE=1 shows every call left to MPI, and each rank's own message)");
+    print_once(hint, line + " (MPIX_VERBOSE=1 shows every call left to MPI, and each rank's own message)");
 }
 
-int raise_error(MPI_Comm comm, const char* function, int error_class, const std::string& message) {
+int mpi_class(int mpix_code) {
+  switch (mpix_code) {
+    case MPIX_SUCCESS: return MPI_SUCCESS;
+    case MPIX_ERR_ARG: return MPI_ERR_ARG;
+    case MPIX_ERR_NO_MEM: return MPI_ERR_NO_MEM;
+    default: return MPI_ERR_OTHER;
+  }
+}
+
+bool leave_to_mpi(MPI_Comm comm, const char* function, int rc, int* error_class) {
+  const std::string message = MPIX_Last_error_message();
+  const mpix::AgreedFailure agreed = mpix::last_agreed_failure();
+  // Every rank got the agreed error, so every rank is here for the reduction.
+  if (rc == MPIX_ERR_ARG && agreed.agreed) {
+    int own = agreed.own, every_rank_own = 0;
+    PMPI_Allreduce(&own, &every_rank_own, 1, MPI_INT, MPI_MIN, comm);
+    if (!every_rank_own) {
+      // The rank whose arguments are wrong says so even where the handler returns:
+      // without the interposer, the job would have hung here.
+      *error_class = raise_error(comm, function, mpi_class(rc), message, agreed.own);
+      return false;
+    }
+  }
+  report_fallback(comm, function, message, rc);
+  return true;
+}
+
+int raise_error(MPI_Comm comm, const char* function, int error_class, const std::string& message, bool say) {
   MPI_Errhandler handler = MPI_ERRHANDLER_NULL;
   PMPI_Comm_get_errhandler(comm, &handler);
   bool fatal = handler == MPI_ERRORS_ARE_FATAL;
@@ -184,7 +217,7 @@ int raise_error(MPI_Comm comm, const char* function, int error_class, const std:
   // MPI's own text for the class says nothing of what mpix found, and the program
   // has no MPIX_Last_error_message: where the handler ends the run, this line is
   // all the user gets.
-  if (fatal || verbose()) print_once(std::string(function) + message, std::string(function) + ": " + message);
+  if (fatal || say || verbose()) print_once(std::string(function) + message, std::string(function) + ": " + message);
   PMPI_Comm_call_errhandler(comm, error_class);
   return error_class;  // MPI_Comm_call_errhandler returns MPI_SUCCESS once the handler returned
 }
@@ -251,7 +284,8 @@ int alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* re
   if (mpix_comm) {
     const int rc = MPIX_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, nullptr, mpix_comm);
     if (rc == MPIX_SUCCESS) return MPI_SUCCESS;
-    report_fallback(comm, "MPI_Alltoall", MPIX_Last_error_message(), rc);
+    int error_class = MPI_SUCCESS;
+    if (!leave_to_mpi(comm, "MPI_Alltoall", rc, &error_class)) return error_class;
   }
   return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }
@@ -264,7 +298,8 @@ int alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[], 
     const int rc = MPIX_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
                                   nullptr, mpix_comm);
     if (rc == MPIX_SUCCESS) return MPI_SUCCESS;
-    report_fallback(comm, "MPI_Alltoallv", MPIX_Last_error_message(), rc);
+    int error_class = MPI_SUCCESS;
+    if (!leave_to_mpi(comm, "MPI_Alltoallv", rc, &error_class)) return error_class;
   }
   return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
 }

@@ -28,8 +28,25 @@ void report_routed(MPI_Comm comm, const char* function, const std::string& what)
 // An error of an interposed call on `comm`, as MPI reports its own: `comm`'s error
 // handler is called with `error_class` (an MPI error class, which is also a code),
 // which is returned for the call to return. `message` (mpix's) goes to stderr, once
-// per process and text, where that handler is fatal, and under MPIX_VERBOSE.
-int raise_error(MPI_Comm comm, const char* function, int error_class, const std::string& message);
+// per process and text, where that handler is fatal, where `say`, and under
+// MPIX_VERBOSE.
+int raise_error(MPI_Comm comm, const char* function, int error_class, const std::string& message,
+                bool say = false);
+
+// The class MPI gives the same failure where it has one; MPIX_ERR_MPI's own code is
+// gone by now (its text is in the message), so it is MPI_ERR_OTHER with the rest.
+int mpi_class(int mpix_code);
+
+// mpix refused `function` on `comm` with `rc` (collective: mpix's refusals are agreed,
+// every rank has one). True where the call is to go to its PMPI_ version, as a
+// fallback reported by report_fallback: MPI does what mpix cannot (MPIX_ERR_UNSUPPORTED,
+// hints that differ between ranks), and where every rank's own arguments are wrong it
+// reports the error as it would have (MPICH's MPI_ERR_BUFFER for aliased buffers; Open
+// MPI 4.1 takes them). False where only some ranks' arguments are wrong: MPI's checks
+// are local, it would fail the call on those ranks and leave the others waiting for
+// them in its exchange, so every rank has raised mpix's error (raise_error; the wrong
+// ranks print their message), and *error_class is the class to return.
+bool leave_to_mpi(MPI_Comm comm, const char* function, int rc, int* error_class);
 
 // `comm` is being freed: frees its MPIX_Comm `mpix_comm` now or, while persistent
 // requests still use it, when the last of them is freed; those requests keep

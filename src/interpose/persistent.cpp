@@ -68,17 +68,6 @@ bool any_persistent(int count, const MPI_Request requests[]) {
   return false;
 }
 
-// The class MPI gives the same failure where it has one; MPIX_ERR_MPI's own code is
-// gone by now (its text is in the message), so it is MPI_ERR_OTHER with the rest.
-int mpi_class(int mpix_code) {
-  switch (mpix_code) {
-    case MPIX_SUCCESS: return MPI_SUCCESS;
-    case MPIX_ERR_ARG: return MPI_ERR_ARG;
-    case MPIX_ERR_NO_MEM: return MPI_ERR_NO_MEM;
-    default: return MPI_ERR_OTHER;
-  }
-}
-
 // A failure of `p`'s request, raised on the communicator it was made on, whose
 // handler the program chose for its operations there (MPICH 4.0.2 itself raises
 // MPI_Start's errors on MPI_COMM_WORLD), with mpix's last message.
@@ -268,7 +257,11 @@ int MPI_Alltoall_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
       report_routed(comm, "MPI_Alltoall_init", "an mpix persistent request");
       return make_persistent(mpix_request, comm, request);
     }
-    report_fallback(comm, "MPI_Alltoall_init", MPIX_Last_error_message(), rc);
+    int error_class = MPI_SUCCESS;
+    if (!leave_to_mpi(comm, "MPI_Alltoall_init", rc, &error_class)) {
+      if (request) *request = MPI_REQUEST_NULL;
+      return error_class;
+    }
   }
   return PMPI_Alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
 }
@@ -287,7 +280,11 @@ int MPI_Alltoallv_init(const void* sendbuf, const int sendcounts[], const int sd
       report_routed(comm, "MPI_Alltoallv_init", "an mpix persistent request");
       return make_persistent(mpix_request, comm, request);
     }
-    report_fallback(comm, "MPI_Alltoallv_init", MPIX_Last_error_message(), rc);
+    int error_class = MPI_SUCCESS;
+    if (!leave_to_mpi(comm, "MPI_Alltoallv_init", rc, &error_class)) {
+      if (request) *request = MPI_REQUEST_NULL;
+      return error_class;
+    }
   }
   return PMPI_Alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm,
                              info, request);

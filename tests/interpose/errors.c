@@ -12,7 +12,11 @@
  *    a copy of a freed request's handle (raised on MPI_COMM_WORLD or MPI_COMM_SELF,
  *    both counted).
  * With the argument "fatal", only the start on an active request, under MPI's
- * default handler: the run must end there ("survived" is printed otherwise). */
+ * default handler: the run must end there ("survived" is printed otherwise).
+ * With the argument "one-rank", run with the interposer only: MPI_Alltoall,
+ * MPI_Alltoallv and (MPI-4) MPI_Alltoall_init with a negative count on rank 1 alone,
+ * which MPI refuses there and leaves the other ranks waiting in its exchange; then a
+ * right MPI_Alltoall ("after", with whether its blocks arrived). */
 #include <mpi.h>
 #include <stdio.h>
 #include <string.h>
@@ -50,6 +54,36 @@ int main(int argc, char** argv) {
     MPI_Comm_set_errhandler(comm, counter);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, counter);
     MPI_Comm_set_errhandler(MPI_COMM_SELF, counter);
+  }
+
+  if (argc > 1 && strcmp(argv[1], "one-rank") == 0) {
+    const int bad = world_rank == 1 ? -1 : 1;
+    before = calls;
+    rc = MPI_Alltoall(send, bad, MPI_INT, recv, 1, MPI_INT, comm);
+    report("one-rank-alltoall", rc, before);
+    int counts[64], displs[64];
+    for (int i = 0; i < size; ++i) counts[i] = 1, displs[i] = i;
+    counts[0] = bad;
+    before = calls;
+    rc = MPI_Alltoallv(send, counts, displs, MPI_INT, recv, counts, displs, MPI_INT, comm);
+    report("one-rank-alltoallv", rc, before);
+#if MPI_VERSION >= 4
+    MPI_Request request = MPI_REQUEST_NULL;
+    before = calls;
+    rc = MPI_Alltoall_init(send, bad, MPI_INT, recv, 1, MPI_INT, comm, MPI_INFO_NULL, &request);
+    report("one-rank-alltoall-init", rc, before);
+    if (request != MPI_REQUEST_NULL) MPI_Request_free(&request);
+#endif
+    rc = MPI_Alltoall(send, 1, MPI_INT, recv, 1, MPI_INT, comm);
+    int right = 1;
+    for (int i = 0; i < size; ++i) right &= recv[i] == i * 100 + world_rank;
+    printf("rank %d after rc=%d %s\n", world_rank, rc, right ? "right" : "wrong");
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_ARE_FATAL);
+    MPI_Comm_free(&comm);
+    MPI_Errhandler_free(&counter);
+    MPI_Finalize();
+    return 0;
   }
 
   if (!fatal) {

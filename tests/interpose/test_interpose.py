@@ -18,7 +18,8 @@ each the algorithm asked for, none of auto's).
 MODE errors: errors.c, 3 ranks, without and with the interposer: the class each
 erroneous call returns and the calls of the program's error handler are the same
 (MPI_Start on an active persistent MPI_Alltoall_init request, with MPICH 4, among
-them); with MPIX_VERBOSE=1, mpix's message of that start. Then the same start under
+them); with MPIX_VERBOSE=1, mpix's message of that start. With arguments wrong on
+one rank only, where MPI hangs: with the interposer, every rank fails the call. Then the same start under
 the default handler: the run ends there in both, and with the interposer mpix's
 message is on stderr.
 MODE valgrind: the C program at 2 ranks under valgrind with the interposer: no
@@ -170,6 +171,7 @@ def mode_errors(interposer, program, launcher):
     # Open MPI 4.1 takes aliased buffers without an error: class=0 lines call nothing.
     if any("handler_calls=0" in line and " class=0 " not in line for line in lines):
         sys.exit("FAIL: errors: an error that did not call the handler:\n" + "\n".join(lines))
+    mode_errors_one_rank(interposer, program, launcher)
     if not persistent:
         print("ok: errors: no MPI_Alltoall_init in this MPI; the persistent cases are not run")
         return
@@ -181,6 +183,25 @@ def mode_errors(interposer, program, launcher):
         sys.exit(f"FAIL: errors: MPI_Start on an active request did not end the run:\n{stdout}\n{stderr}")
     expect_lines("errors, fatal", stderr, [r"^\[mpix\] interpose: MPI_Start: .*already active"])
     print("ok: errors: the start on an active request ends the run, with mpix's message")
+
+
+def mode_errors_one_rank(interposer, program, launcher):
+    """Arguments wrong on rank 1 only (without the interposer, MPI hangs): every rank
+    returns an error and calls its handler once with it, rank 1 prints mpix's message,
+    and the next right call works."""
+    lines, stderr = run(launcher, 3, program, ["one-rank"], {"LD_PRELOAD": interposer})
+    calls = [line for line in lines if " one-rank-" in line]
+    pattern = re.compile(r"^rank \d one-rank-\S+ class=(\d+) handler_calls=1 handler_class=(\d+)$")
+    for line in calls:
+        match = pattern.match(line)
+        if not match or match.group(1) == "0" or match.group(1) != match.group(2):
+            sys.exit("FAIL: errors, one rank: a call that did not fail through the handler:\n" + "\n".join(lines))
+    if len(calls) < 6 or sorted(line for line in lines if " after " in line) != \
+            [f"rank {r} after rc=0 right" for r in range(3)]:
+        sys.exit("FAIL: errors, one rank:\n" + "\n".join(lines) + "\n" + stderr)
+    expect_lines("errors, one rank", stderr, [r"^\[mpix\] interpose: MPI_Alltoall: .*sendcount=-1: must be >= 0",
+                                              r"^\[mpix\] interpose: MPI_Alltoallv: .*counts\[0\]=-1"])
+    print(f"ok: errors, one rank: {len(calls)} calls failed on every rank through the handler, the next one works")
 
 
 def mode_linked(interposer, program, launcher):
