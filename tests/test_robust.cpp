@@ -389,6 +389,29 @@ TEST_CASE("an uncommitted datatype on one rank fails on every rank, for every al
   MPI_Type_free(&uncommitted);
 }
 
+TEST_CASE("a NULL output handle on one rank fails on every rank", "[hang]") {
+  const int size = harness::world_size(), rank = harness::world_rank();
+  const int odd_rank = size > 1 ? 1 : 0;
+  Comm c;
+  std::vector<int> send((std::size_t)size, rank), recv((std::size_t)size, -1);
+  MPIX_Request* request = nullptr;
+  int rc = MPIX_Alltoall_plan(send.data(), 1, MPI_INT, recv.data(), 1, MPI_INT, nullptr, c.comm,
+                              rank == odd_rank ? nullptr : &request);
+  CHECK(all_ranks(rc == MPIX_ERR_ARG));
+  CHECK(request == nullptr);
+  if (rank == odd_rank) CHECK(message_has("MPIX_Alltoall_plan: request is NULL"));
+  else CHECK(message_has("another rank rejected its arguments"));
+
+  MPIX_Comm* comm = nullptr;
+  rc = MPIX_Comm_init(rank == odd_rank ? nullptr : &comm, MPI_COMM_WORLD);
+  CHECK(all_ranks(rc == MPIX_ERR_ARG));
+  CHECK(comm == nullptr);
+  if (rank == odd_rank) CHECK(message_has("MPIX_Comm_init: comm is NULL"));
+
+  Exchange ex;  // the communicator is still usable
+  CHECK(all_ranks(ex.run(nullptr, c.comm) == MPIX_SUCCESS && ex.correct()));
+}
+
 TEST_CASE("MPI's error text: the function and the reason, no source", "[messages]") {
   int rc = mpix::fail_mpi(MPI_ERR_TRUNCATE, "MPI_Waitall((int)requests_.size(), requests_.data(), MPI_STATUSES_IGNORE)");
   CHECK(rc == MPIX_ERR_MPI);

@@ -33,9 +33,11 @@ static int agree_layout(MPI_Comm comm, const char* name, int local_rc, int ppn) 
 }
 
 extern "C" int MPIX_Comm_init(MPIX_Comm** comm, MPI_Comm mpi_comm) {
-  if (!comm) return fail(MPIX_ERR_ARG, "MPIX_Comm_init: comm is NULL");
-  *comm = nullptr;
   MPIX_TRY(check_mpi_running("MPIX_Comm_init"));
+  // A NULL `comm` on some ranks fails in the agreement below, with the others.
+  int rc = MPIX_SUCCESS;
+  if (comm) *comm = nullptr;
+  else rc = fail(MPIX_ERR_ARG, "MPIX_Comm_init: comm is NULL");
   if (mpi_comm == MPI_COMM_NULL) return fail(MPIX_ERR_ARG, "MPIX_Comm_init: mpi_comm is MPI_COMM_NULL");
   // The same answer on every rank of an intercommunicator: no rank waits.
   int inter = 0;
@@ -44,7 +46,7 @@ extern "C" int MPIX_Comm_init(MPIX_Comm** comm, MPI_Comm mpi_comm) {
     return fail(MPIX_ERR_UNSUPPORTED, "MPIX_Comm_init: mpi_comm is an intercommunicator; the exchanges are "
                                       "defined on intracommunicators only");
   int ppn = 0;
-  int rc = int_from_environment("MPIX_PPN", &ppn);
+  if (rc == MPIX_SUCCESS) rc = int_from_environment("MPIX_PPN", &ppn);
 #ifdef MPIX_SIMULATED
   double bandwidth = 0;
   if (rc == MPIX_SUCCESS) rc = copy_bandwidth_from_environment(&bandwidth);

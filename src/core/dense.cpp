@@ -227,9 +227,10 @@ bool carries_blocks(Op op, const Exchange& ex, const Hints& hints, const Agreeme
 // one (`kept`: the communicator's reusable plan of the operation) is *kept, run
 // again or replaced by the new plan, or, where it may not be kept, in *out; if its
 // agreement delivered the blocks (*delivered), the plan, if any, is for
-// the calls that repeat this one, and *out stays empty.
+// the calls that repeat this one, and *out stays empty. `prior_rc`: a failure of the
+// caller's own checks (its last error message), agreed with check_local's.
 int plan_dense(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm, ReusablePlan** kept,
-               std::unique_ptr<MPIX_Request_s>* out, bool* delivered = nullptr) {
+               std::unique_ptr<MPIX_Request_s>* out, bool* delivered = nullptr, int prior_rc = MPIX_SUCCESS) {
   const bool persistent = !kept;
   if (!comm) return fail(MPIX_ERR_ARG, format("%s: comm is NULL", a.name));
   TimeScope planning(TimePhase::planning);
@@ -238,7 +239,7 @@ int plan_dense(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm, Reusabl
   context.mpi_comm = comm->lib_comm;
   context.info = info;
   Hints hints;
-  int local_rc = check_local(a, info, comm, &context.exchange, &hints);
+  int local_rc = prior_rc != MPIX_SUCCESS ? prior_rc : check_local(a, info, comm, &context.exchange, &hints);
   std::string local_message = MPIX_Last_error_message();
 
   // One agreement for the whole call (agreement.hpp): whether any rank failed its
@@ -549,18 +550,21 @@ int dense_blocking(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm) {
 }
 
 int dense_persistent(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm, MPIX_Request_s** out) {
-  if (!out) return fail(MPIX_ERR_ARG, format("%s: request is NULL", a.name));
-  *out = nullptr;
+  // These checks fail through plan_dense's agreement, so that no rank waits in it
+  // for one that returned.
+  int rc = MPIX_SUCCESS;
+  if (out) *out = nullptr;
+  else rc = fail(MPIX_ERR_ARG, format("%s: request is NULL", a.name));
   // The plan packs with the request's own copies of derived types, which the
   // program may free while the request lives.
   auto types = std::make_unique<OwnedTypes>();
   DenseArgs owned = a;
   if (comm) {  // else plan_dense says so
-    if (a.sendbuf != MPI_IN_PLACE) MPIX_TRY(types->own_copy(&owned.sendtype, comm->lib_comm));
-    MPIX_TRY(types->own_copy(&owned.recvtype, comm->lib_comm));
+    if (rc == MPIX_SUCCESS && a.sendbuf != MPI_IN_PLACE) rc = types->own_copy(&owned.sendtype, comm->lib_comm);
+    if (rc == MPIX_SUCCESS) rc = types->own_copy(&owned.recvtype, comm->lib_comm);
   }
   std::unique_ptr<MPIX_Request_s> request;
-  MPIX_TRY(plan_dense(owned, info, comm, nullptr, &request));
+  MPIX_TRY(plan_dense(owned, info, comm, nullptr, &request, nullptr, rc));
   request->types = std::move(types);
   *out = request.release();
   return MPIX_SUCCESS;
