@@ -8,7 +8,7 @@
  * columns it needs from it; what a rank receives is its send side: for each
  * requesting rank, the indices of x to send it at every product.
  *
- *   mpicc.mpich spmv_pattern.c $(pkg-config --cflags --libs mpix) -o spmv_pattern
+ *   mpicc.mpich spmv_pattern.c $(pkg-config --cflags --libs mpix) -lm -o spmv_pattern
  *   mpiexec.mpich -n 4 ./spmv_pattern matrix.mtx [algorithm]
  *   (mpix outside the loader's default path: see alltoallv_basic.c)
  *
