@@ -186,6 +186,19 @@ TEST_CASE("auto alltoallv: ranks that send nothing carry too", "[auto]") {
   CHECK(fresh.comm->agreements == 1);
 }
 
+TEST_CASE("auto: a radix set by the user is not overruled by the carried radix-2 exchange", "[auto]") {
+  const int size = harness::world_size();
+  if (size < 2 || harness::nodes_emulated()) return;
+  for (const char* radix : {"auto", "2"}) {
+    INFO("mpix_radix=" << radix);
+    harness::Comm fresh;
+    check(DenseCase{true, Distribution::constant, 16, "byte", Mode::blocking, false, 1, "", {{"mpix_radix", radix}}},
+          fresh.comm);
+    // Left at auto, the first call of 16 B blocks carries them (as above).
+    CHECK(fresh.comm->blocking_choices[0].carried_blocks == (std::string(radix) == "auto"));
+  }
+}
+
 // A rank that declines to carry (rank 0: its block to itself is above the limit)
 // makes every rank's blocks undeliverable; each rank sends its blocks only until it
 // knows (carried_agreement.cpp). In Bruck's rounds rank r's records show rank 0 from

@@ -78,7 +78,7 @@ extern "C" int MPIX_Comm_init(MPIX_Comm** comm, MPI_Comm mpi_comm) {
   if (rc == MPIX_SUCCESS) rc = choose_carry_pattern(c);
   if (rc != MPIX_SUCCESS) {
     MPIX_Comm_free(&c);
-    return rc;
+    return finish_call("MPIX_Comm_init", rc);  // "MPIX_PPN=two ..." gets the call's name
   }
   *comm = c;
   return MPIX_SUCCESS;

@@ -168,7 +168,7 @@ int probe_direct_copy(Op op, const Algorithm* asked, const TuningRule* rule, MPI
 
 // Whether this rank sends its blocks with its records in the agreement of a
 // blocking call (carried_agreement.hpp): where `auto` decides (no algorithm asked
-// for, no tuning rule matching this rank's facts), the call changed or
+// for, no radix set, no tuning rule matching this rank's facts), the call changed or
 // repeats one whose blocks were carried (`fresh`; a kept plan runs otherwise), its
 // blocks, sent and received, are of at most kCarriedBlockLimit bytes, and the model
 // prices the radix-2 Bruck exchange with its records below an agreement plus the
@@ -180,7 +180,8 @@ int probe_direct_copy(Op op, const Algorithm* asked, const TuningRule* rule, MPI
 // blocks once their records show it: agree_carrying).
 bool carries_blocks(Op op, const Exchange& ex, const Hints& hints, const Agreement& mine, bool fresh,
                     MPIX_Comm_s* comm) {
-  if (hints.asked || hints.check_args || !fresh || !host_buffers(ex)) return false;
+  // A radix the user set is for the exchange: the carried one is of radix 2.
+  if (hints.asked || hints.check_args || !hints.params.radix_auto || !fresh || !host_buffers(ex)) return false;
   const ExchangeFacts& own = mine.facts;
   if (own.max_block > kCarriedBlockLimit || (op == kAlltoall && own.min_block != own.max_block)) return false;
   PlanContext context;

@@ -250,7 +250,8 @@ extern "C" int MPIX_Info_set(MPIX_Info* info, const char* key, const char* value
   if (!value) return fail(MPIX_ERR_ARG, format("MPIX_Info_set: value of %s is NULL", key));
   const KeySpec* spec = find_key(key);
   if (!spec) return fail(MPIX_ERR_INFO_KEY, format("MPIX_Info_set: unknown key '%s'", key));
-  MPIX_TRY(check_value(*spec, value, key));
+  if (const int rc = check_value(*spec, value, key))
+    return fail(rc, std::string("MPIX_Info_set: ") + MPIX_Last_error_message());
   try {
     info->values[key] = value;
     info->generation = new_info_generation();

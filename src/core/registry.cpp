@@ -142,7 +142,8 @@ int resolve_params(const MPIX_Info_s* info, const std::vector<Param>& used, int 
           int max_radix = comm_size < 2 ? 2 : comm_size;
           if (number > max_radix)
             return fail(MPIX_ERR_INFO_VALUE,
-                        format("%s=%lld: must be 2..P (P=%d)", source.c_str(), number, comm_size));
+                        format("%s=%lld: must be 2..P (here 2..%d, P=%d)", source.c_str(), number, max_radix,
+                               comm_size));
           params->radix = (int)number;
         }
         break;

@@ -63,6 +63,11 @@ int run_sdde_rma(SddeContext& context) {
   // it and cost at most 63 bytes.
   const MPI_Aint need = (mark_bytes + (MPI_Aint)size * slot + 63) / 64 * 64;
 
+  // Declared before the single-use window, so that it is released after the window
+  // is freed: the puts read from it, and MPICH 4.0.2 over UCX was seen reading one in
+  // MPI_Win_free's progress after the closing fence (a segfault once the buffer was
+  // unmapped).
+  ScratchBuffer staging = comm->scratch.acquire((std::size_t)slot * call.sends.size());
   SddeWindow single_use;
   const bool cached = need <= kCachedWindowBytes;
   SddeWindow* window = cached ? &comm->sdde_window : &single_use;
@@ -79,7 +84,6 @@ int run_sdde_rma(SddeContext& context) {
   } free_single_use{&single_use};
 
   const std::uint64_t epoch = ++window->epoch;
-  ScratchBuffer staging = comm->scratch.acquire((std::size_t)slot * call.sends.size());
   for (std::size_t i = 0; i < call.sends.size(); ++i) {
     const SddeMessage& m = call.sends[i];
     MPIX_TRY(pack_block(Block{const_cast<char*>(m.buf), m.count, &call.send_layout},
