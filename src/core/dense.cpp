@@ -183,7 +183,10 @@ bool carries_blocks(Op op, const Exchange& ex, const Hints& hints, const Agreeme
   // A radix the user set is for the exchange: the carried one is of radix 2.
   if (hints.asked || hints.check_args || !hints.params.radix_auto || !fresh || !host_buffers(ex)) return false;
   const ExchangeFacts& own = mine.facts;
-  if (own.max_block > kCarriedBlockLimit || (op == kAlltoall && own.min_block != own.max_block)) return false;
+  // The carried rounds hold the own block too (max_block leaves it out).
+  const long long own_block = ex.send.block_bytes(ex.rank);
+  if (std::max(own.max_block, own_block) > kCarriedBlockLimit || (op == kAlltoall && own.min_block != own.max_block))
+    return false;
   PlanContext context;
   context.comm = comm;
   context.mpi_comm = comm->lib_comm;

@@ -137,8 +137,12 @@ int check_local(const DenseArgs& a, const MPIX_Info* info, MPIX_Comm_s* comm, Ex
     if (a.sendbuf && a.sendbuf == a.recvbuf)
       return fail(MPIX_ERR_ARG, format("%s: sendbuf and recvbuf are the same buffer (MPI_IN_PLACE exchanges in place)", a.name));
   }
+  // The own block is copied, never sent: buffers sized by the largest block (TuNA's
+  // temporary slots, the carried rounds) need not hold it, nor does the carried
+  // agreement's limit apply to it. At P = 1 it is the only block.
   for (int i = 0; i < comm->size; ++i)
-    ex->max_block_bytes = std::max({ex->max_block_bytes, ex->send.block_bytes(i), ex->recv.block_bytes(i)});
+    if (i != comm->rank || comm->size == 1)
+      ex->max_block_bytes = std::max({ex->max_block_bytes, ex->send.block_bytes(i), ex->recv.block_bytes(i)});
   if (ex->send.block_bytes(comm->rank) != ex->recv.block_bytes(comm->rank))
     return fail(MPIX_ERR_ARG, format("%s: own block: sending %lld bytes to self but receiving %lld",
                                      a.name, ex->send.block_bytes(comm->rank), ex->recv.block_bytes(comm->rank)));

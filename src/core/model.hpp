@@ -24,8 +24,8 @@ struct ExchangeFacts {
   // The region level (regions.hpp), when some node has several regions: the
   // regions of all nodes and the ranks of the largest; 0 when there is none.
   int regions = 0, max_region_size = 0;
-  long long max_block = 0;           // largest block anywhere (send or receive side)
-  long long min_block = 0;           // smallest block anywhere (send or receive side)
+  long long max_block = 0;           // largest block anywhere (send or receive side), own blocks aside
+  long long min_block = 0;           // smallest block anywhere (send or receive side), own blocks aside
   long long total_bytes = 0;         // all blocks to other ranks, all ranks
   long long max_rank_send = 0;       // most bytes one rank sends to others
   long long max_rank_recv = 0;       // most bytes one rank receives from others

@@ -41,7 +41,7 @@ struct Exchange {
   BufferSide send, recv;
   bool uniform = false;
   int size = 0, rank = 0;
-  long long max_block_bytes = 0;  // over all ranks and blocks (agreed at init)
+  long long max_block_bytes = 0;  // over all ranks and blocks to other ranks (agreed at init)
 };
 
 // What one start of a plan does, counted as it runs (and, for init, what init did).
