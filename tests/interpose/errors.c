@@ -36,6 +36,15 @@ static void report(const char* what, int rc, int calls_before) {
          calls - calls_before, calls > calls_before ? seen_class : -1);
 }
 
+static int finish(MPI_Comm* comm, MPI_Errhandler* counter) {
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+  MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_ARE_FATAL);
+  MPI_Comm_free(comm);
+  MPI_Errhandler_free(counter);
+  MPI_Finalize();
+  return 0;
+}
+
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
@@ -78,12 +87,7 @@ int main(int argc, char** argv) {
     int right = 1;
     for (int i = 0; i < size; ++i) right &= recv[i] == i * 100 + world_rank;
     printf("rank %d after rc=%d %s\n", world_rank, rc, right ? "right" : "wrong");
-    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
-    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_ARE_FATAL);
-    MPI_Comm_free(&comm);
-    MPI_Errhandler_free(&counter);
-    MPI_Finalize();
-    return 0;
+    return finish(&comm, &counter);
   }
 
   if (!fatal) {
@@ -129,10 +133,5 @@ int main(int argc, char** argv) {
   if (fatal) printf("rank %d survived\n", world_rank);
 #endif
 
-  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
-  MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_ARE_FATAL);
-  MPI_Comm_free(&comm);
-  MPI_Errhandler_free(&counter);
-  MPI_Finalize();
-  return 0;
+  return finish(&comm, &counter);
 }
