@@ -68,8 +68,9 @@ ExchangeFacts local_facts(const Exchange& ex, const Locality& locality, const Re
   facts.int_counts = fits_int_calls(ex);
   const int node = locality.node_of(ex.rank);
   for (int peer = 0; peer < ex.size; ++peer) {
-    if (peer == ex.rank && ex.size > 1) continue;  // as max_block (check_local): the own block is not sent
-    facts.min_block = std::min({facts.min_block, ex.send.block_bytes(peer), ex.recv.block_bytes(peer)});
+    // As max_block (check_local): the own block, never sent, counts only at P = 1.
+    if (peer != ex.rank || ex.size == 1)
+      facts.min_block = std::min({facts.min_block, ex.send.block_bytes(peer), ex.recv.block_bytes(peer)});
     if (peer == ex.rank) continue;
     const long long sent = ex.send.block_bytes(peer);
     facts.total_bytes += sent;

@@ -154,8 +154,7 @@ void begin_call() {
 
 int run_apart(const std::function<int()>& body, std::string* message) {
   const ThreadErrors saved = errors();
-  errors().pending_code = MPIX_SUCCESS;
-  errors().pending.clear();
+  begin_call();
   int rc;
   try {
     rc = body();

@@ -42,7 +42,8 @@ std::string mpi_reason(int mpi_code);
 // (completion.hpp): kept for this thread until the API call ends.
 void set_pending(int code, std::string message);
 
-// The start of every API entry point: no error pending, none agreed.
+// The start of every API entry point, and of work run apart (run_apart): no error
+// pending, none agreed.
 void begin_call();
 
 // The end of every API entry point: a pending error becomes the call's error, and
