@@ -53,6 +53,10 @@ std::string format(const char* fmt, ...) {
   return buffer;
 }
 
+std::string counted(long long count, const char* noun) {
+  return format("%lld %s%s", count, noun, count == 1 ? "" : "s");
+}
+
 std::string mpi_reason(int mpi_code) {
   char text[MPI_MAX_ERROR_STRING];
   int length = 0;

@@ -31,6 +31,8 @@ AgreedFailure last_agreed_failure();
 
 // Formats like printf; for messages that carry numbers.
 std::string format(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+// "1 message", "3 messages": a count with its noun, for messages.
+std::string counted(long long count, const char* noun);
 
 // Turns a failed MPI call into MPIX_ERR_MPI with MPI's own error text. `what`
 // names the MPI function; a call's source text is cut to its name.

@@ -71,21 +71,22 @@ long long Inbox::admit(int source, long long nbytes) {
   }
   long long count = nbytes / layout.size;
   if (call_.op == kAlltoallCrs && count != call_.recvcount) {
-    note(MPIX_ERR_ARG, format("%s: the message from rank %d has %lld elements of recvtype, but recvcount "
+    note(MPIX_ERR_ARG, format("%s: the message from rank %d has %s of recvtype, but recvcount "
                               "is %d (sendcount and recvcount disagree)",
-                              call_.name, source, count, call_.recvcount));
+                              call_.name, source, counted(count, "element").c_str(), call_.recvcount));
     return -1;
   }
   if (buffer_ && used_ + count > capacity_) {
-    note(MPIX_ERR_ARG, format("%s: the message from rank %d (%lld elements) exceeds the %lld elements "
+    note(MPIX_ERR_ARG, format("%s: the message from rank %d (%s) exceeds the %s "
                               "announced to this rank",
-                              call_.name, source, count, capacity_));
+                              call_.name, source, counted(count, "element").c_str(),
+                              counted(capacity_, "element").c_str()));
     return -1;
   }
   if (call_.known_size >= 0 && used_ + count > call_.known_size) {
     note(MPIX_ERR_ARG, format("%s: recv_size=%lld was passed in, but the message from rank %d brings "
-                              "the total to %lld elements",
-                              call_.name, call_.known_size, source, used_ + count));
+                              "the total to %s",
+                              call_.name, call_.known_size, source, counted(used_ + count, "element").c_str()));
     return -1;
   }
   if (used_ + count > INT_MAX) {
@@ -171,11 +172,11 @@ int Inbox::add_packed(int source, const char* bytes, long long nbytes) {
 
 int Inbox::finish(SddeResult* result) {
   if (error_ == MPIX_SUCCESS && call_.known_nnz >= 0 && call_.known_nnz != messages())
-    note(MPIX_ERR_ARG, format("%s: recv_nnz=%lld was passed in, but %lld messages arrived", call_.name,
-                              call_.known_nnz, messages()));
+    note(MPIX_ERR_ARG, format("%s: recv_nnz=%lld was passed in, but %s arrived", call_.name,
+                              call_.known_nnz, counted(messages(), "message").c_str()));
   if (error_ == MPIX_SUCCESS && call_.known_size >= 0 && call_.known_size != used_)
-    note(MPIX_ERR_ARG, format("%s: recv_size=%lld was passed in, but %lld elements arrived", call_.name,
-                              call_.known_size, used_));
+    note(MPIX_ERR_ARG, format("%s: recv_size=%lld was passed in, but %s arrived", call_.name,
+                              call_.known_size, counted(used_, "element").c_str()));
   if (error_ != MPIX_SUCCESS) return fail(error_, message_);
 
   const std::size_t n = entries_.size();

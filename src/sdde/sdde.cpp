@@ -294,24 +294,27 @@ int check_known_totals(const SddeArgs& a, const SddeCall& call, MPI_Comm comm) {
   long long arriving[2] = {0, 0};
   MPIX_CHECK_MPI(MPI_Reduce_scatter_block(to.data(), arriving, 2, MPI_LONG_LONG, MPI_SUM, comm));
   if (arriving[0] != call.known_nnz)
-    return fail(MPIX_ERR_ARG, format("%s: mpix_recv_counts_known=true, but recv_nnz=%lld was passed in where %lld "
-                                     "messages are sent to this rank", a.name, call.known_nnz, arriving[0]));
+    return fail(MPIX_ERR_ARG, format("%s: mpix_recv_counts_known=true, but recv_nnz=%lld was passed in, and this "
+                                     "rank is sent %s", a.name, call.known_nnz,
+                                     counted(arriving[0], "message").c_str()));
   if (sizes && arriving[1] != (long long)known_bytes) {
     // recv_size counts elements of the receive type; what arrives is counted in
     // bytes, so both are given in both units (16 elements beside "16 bytes" reads
     // as no error at all).
     const long long element = std::max(1LL, (long long)call.recv_layout.size);
-    return fail(MPIX_ERR_ARG, format("%s: mpix_recv_counts_known=true, but recv_size=%lld elements (%llu bytes) was "
-                                     "passed in where %lld bytes (%s elements of %lld bytes) are sent to this rank",
-                                     a.name, call.known_size, known_bytes, arriving[1],
-                                     arriving[1] % element ? format("%.1f", (double)arriving[1] / element).c_str()
-                                                           : format("%lld", arriving[1] / element).c_str(),
-                                     element));
+    const std::string elements = arriving[1] % element
+                                     ? format("%.1f elements", (double)arriving[1] / element)
+                                     : counted(arriving[1] / element, "element");
+    return fail(MPIX_ERR_ARG, format("%s: mpix_recv_counts_known=true, but recv_size=%lld (%s) was passed in, and "
+                                     "this rank is sent %s (%s of %s)",
+                                     a.name, call.known_size, counted((long long)known_bytes, "byte").c_str(),
+                                     counted(arriving[1], "byte").c_str(), elements.c_str(),
+                                     counted(element, "byte").c_str()));
   }
   if (all[0] != all[1])
-    return fail(MPIX_ERR_ARG, format("%s: mpix_recv_counts_known=true, but the recv_nnz passed in add up to %lld "
-                                     "messages where %lld are sent (another rank's differ from what is sent to it)",
-                                     a.name, (long long)all[1], (long long)all[0]));
+    return fail(MPIX_ERR_ARG, format("%s: mpix_recv_counts_known=true, but the recv_nnz passed in add up to %s, "
+                                     "and %lld are sent (another rank's differ from what is sent to it)",
+                                     a.name, counted((long long)all[1], "message").c_str(), (long long)all[0]));
   if (all[2] != all[3])
     return fail(MPIX_ERR_ARG, format("%s: mpix_recv_counts_known=true, but the recv_size passed in add up to %lld "
                                      "bytes where %lld are sent (another rank's differ from what is sent to it)",
