@@ -2,6 +2,7 @@
 // tuning.*; docs/tuning.md), and the Matrix Market reader of mpix-bench's SpMV
 // pattern. Every malformed form is named with its file and line.
 #include <catch2/catch.hpp>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <fstream>
@@ -68,6 +69,10 @@ TEST_CASE("machine file: every key, comments, and every malformed form", "[model
       {"inter latency = 1\n", "a key is one word"},
       {"inter_latency = inf\n", "not a number"},
       {"inter_latency = 1e-6x\n", "not a number"},
+      {"inter_latency = 1e300\n", "more than 1 s, past any machine (the unit is seconds)"},
+      {"inter_bandwidth = 1e-300\n", "under 1000 bytes/s"},
+      {"intra_copies = 1e9\n", "more than 8 copies"},
+      {"inter_message_bytes = 1e7\n", "more than 65536 bytes"},
   };
   for (const auto& [text, why] : bad) {
     std::string file = write_file("bad", std::string("# ok\n") + text);
@@ -128,6 +133,13 @@ TEST_CASE("tuning file: distribution conditions", "[model][parser]") {
       {"alltoallv * * -1 * pairwise\n", "bytes must be integers"},
       {"alltoallv * * * * no_such\n", "unknown algorithm 'no_such'"},
       {"alltoall * * * * pairwise nonempty\n", "expected key=value"},
+      {"alltoallv * * * * pairwise contiguous=2..2\n", "contiguous is 0 or 1"},
+      {"alltoallv * * * * pairwise persistent=0.5..0.7\n", "persistent is 0 or 1"},
+      {"alltoallv * * * * pairwise nonempty=0..2\n", "nonempty is a fraction, 0..1"},
+      {"alltoallv * * * * pairwise intra_node=2..*\n", "intra_node is a fraction"},
+      {"alltoallv * * * * pairwise nodes=1..2 nodes=3..4\n", "nodes given twice"},
+      {"alltoallv * * * * tuna mpix_radix=2 mpix_radix=4\n", "mpix_radix given twice"},
+      {"alltoallv * * * * pairwise\xc2\xa0\n", "unknown algorithm 'pairwise\\xc2\\xa0'"},
   };
   for (const auto& [text, why] : bad) {
     std::string file = write_file("badrule", std::string("# header\n\n") + text);
@@ -138,6 +150,43 @@ TEST_CASE("tuning file: distribution conditions", "[model][parser]") {
   std::string nul = write_file("nulrule", std::string("alltoallv * * * * pair\0wise\n", 28));
   CHECK(mpix::load_tuning_table(nul, &table) == MPIX_ERR_TUNING_FILE);
   CHECK(message_has(":1: holds a NUL byte"));
+}
+
+TEST_CASE("tuning and machine files: what is not a file, its size, its byte-order mark and line ends",
+          "[model][parser]") {
+  mpix::TuningTable table;
+  // A byte-order mark is dropped; a lone \r ends a line (the rule on line 2 was part
+  // of the comment on line 1).
+  REQUIRE(mpix::load_tuning_table(write_file("bom", "\xEF\xBB\xBF" "alltoallv * * * * pairwise\n"), &table) ==
+          MPIX_SUCCESS);
+  CHECK(table.rules.size() == 1);
+  CHECK(mpix::load_tuning_table(write_file("cr", "# a\ralltoallv * * * * no_such\r"), &table) ==
+        MPIX_ERR_TUNING_FILE);
+  CHECK(message_has(":2: unknown algorithm 'no_such'"));
+  REQUIRE(mpix::load_tuning_table(write_file("crlf", "# a\r\nalltoallv * * * * pairwise\r\n\r\nalltoall * * * * "
+                                                     "pairwise\r\n"), &table) == MPIX_SUCCESS);
+  CHECK(table.rules.size() == 2);
+  CHECK(table.rules[1].line == 4);
+  // /dev/null is an empty file; /dev/zero never ends, a FIFO would block in open.
+  REQUIRE(mpix::load_tuning_table("/dev/null", &table) == MPIX_SUCCESS);
+  CHECK(table.rules.empty());
+  CHECK(mpix::load_tuning_table("/dev/zero", &table) == MPIX_ERR_TUNING_FILE);
+  CHECK(message_has("tuning file /dev/zero: is longer than 16777216 bytes"));
+  const std::string fifo = "/tmp/mpix_test_model_fifo_" + std::to_string(getpid());
+  REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+  CHECK(mpix::load_tuning_table(fifo, &table) == MPIX_ERR_TUNING_FILE);
+  CHECK(message_has("is a FIFO or a socket, not a file"));
+  mpix::MachineProfile profile;
+  CHECK(mpix::load_machine_profile(fifo, &profile) == MPIX_ERR_TUNING_FILE);
+  CHECK(message_has(("machine file " + fifo + ": is a FIFO").c_str()));
+  unlink(fifo.c_str());
+  CHECK(mpix::load_machine_profile("/tmp", &profile) == MPIX_ERR_TUNING_FILE);
+  CHECK(message_has("machine file /tmp: is a directory"));
+  CHECK(mpix::load_tuning_table("/no/such/file", &table) == MPIX_ERR_TUNING_FILE);
+  CHECK(message_has("tuning file /no/such/file: cannot be opened (No such file or directory)"));
+  REQUIRE(mpix::load_machine_profile(write_file("bomprofile", "\xEF\xBB\xBFinter_latency = 3e-6\r\n"), &profile) ==
+          MPIX_SUCCESS);
+  CHECK(profile.inter_latency == 3e-6);
 }
 
 TEST_CASE("Matrix Market reader: every malformed form is named, a good file read", "[parser]") {

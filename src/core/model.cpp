@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <map>
 #include <sstream>
 
+#include "config_file.hpp"
 #include "error.hpp"
 
 namespace mpix {
@@ -45,38 +45,44 @@ struct ProfileKey {
   const char* name;
   double MachineProfile::*field;
   const char* unit;
+  // Past any machine: a larger value is a typo or a unit slip (ns written as s),
+  // and would turn every prediction into inf or noise, so auto's choice would be
+  // arbitrary.
+  double most;
 };
 
 const ProfileKey kProfileKeys[] = {
-    {"inter_latency", &MachineProfile::inter_latency, "s"},
-    {"intra_latency", &MachineProfile::intra_latency, "s"},
-    {"inter_send_overhead", &MachineProfile::inter_send_overhead, "s"},
-    {"inter_recv_overhead", &MachineProfile::inter_recv_overhead, "s"},
-    {"intra_send_overhead", &MachineProfile::intra_send_overhead, "s"},
-    {"intra_recv_overhead", &MachineProfile::intra_recv_overhead, "s"},
-    {"inter_bandwidth", &MachineProfile::inter_bandwidth, "bytes/s"},
-    {"inter_message_bytes", &MachineProfile::inter_message_bytes, "bytes"},
-    {"intra_bandwidth", &MachineProfile::intra_bandwidth, "bytes/s"},
-    {"copy_bandwidth", &MachineProfile::copy_bandwidth, "bytes/s"},
-    {"intra_copies", &MachineProfile::intra_copies, "copies"},
-    {"collective_overhead", &MachineProfile::collective_overhead, "s"},
-    {"bisection_bandwidth", &MachineProfile::bisection_bandwidth, "bytes/s"},
-    {"alltoall_bandwidth", &MachineProfile::alltoall_bandwidth, "bytes/s"},
-    {"match_cost", &MachineProfile::match_cost, "s"},
+    {"inter_latency", &MachineProfile::inter_latency, "s", 1},
+    {"intra_latency", &MachineProfile::intra_latency, "s", 1},
+    {"inter_send_overhead", &MachineProfile::inter_send_overhead, "s", 1},
+    {"inter_recv_overhead", &MachineProfile::inter_recv_overhead, "s", 1},
+    {"intra_send_overhead", &MachineProfile::intra_send_overhead, "s", 1},
+    {"intra_recv_overhead", &MachineProfile::intra_recv_overhead, "s", 1},
+    {"inter_bandwidth", &MachineProfile::inter_bandwidth, "bytes/s", 1e18},
+    {"inter_message_bytes", &MachineProfile::inter_message_bytes, "bytes", 65536},
+    {"intra_bandwidth", &MachineProfile::intra_bandwidth, "bytes/s", 1e18},
+    {"copy_bandwidth", &MachineProfile::copy_bandwidth, "bytes/s", 1e18},
+    {"intra_copies", &MachineProfile::intra_copies, "copies", 8},
+    {"collective_overhead", &MachineProfile::collective_overhead, "s", 1},
+    {"bisection_bandwidth", &MachineProfile::bisection_bandwidth, "bytes/s", 1e18},
+    {"alltoall_bandwidth", &MachineProfile::alltoall_bandwidth, "bytes/s", 1e18},
+    {"match_cost", &MachineProfile::match_cost, "s", 1},
 };
 
 }  // namespace
 
 int load_machine_profile(const std::string& path, MachineProfile* profile) {
-  std::ifstream in(path);
-  if (!in) return fail(MPIX_ERR_TUNING_FILE, "machine file " + path + ": cannot be opened");
+  std::string text;
+  MPIX_TRY(read_config_text(path, "machine file", &text));
   MachineProfile loaded;
   loaded.source = path;
-  std::string line;
   std::map<std::string, int> line_of_key;
-  for (int number = 1; std::getline(in, line); ++number) {
+  int number = 0;
+  for (const std::string& line : config_lines(text)) {
+    ++number;
     auto bad = [&](const std::string& why) {
-      return fail(MPIX_ERR_TUNING_FILE, format("machine file %s:%d: %s", path.c_str(), number, why.c_str()));
+      return fail(MPIX_ERR_TUNING_FILE,
+                  format("machine file %s:%d: %s", printable(path).c_str(), number, printable(why).c_str()));
     };
     if (line.find('\0') != std::string::npos) return bad("holds a NUL byte (not a text file?)");
     std::string text = line.substr(0, line.find('#'));
@@ -114,9 +120,14 @@ int load_machine_profile(const std::string& path, MachineProfile* profile) {
                  (zero_is_no_limit ? ": must be >= 0 bytes/s (0: no limit)"
                   : bandwidth      ? ": must be > 0 bytes/s"
                                    : ": must be >= 0 " + std::string(spec->unit)));
+    if (number_value > spec->most)
+      return bad(format("%s=%s: more than %g %s, past any machine%s", key.c_str(), value.c_str(), spec->most,
+                        spec->unit, std::string(spec->unit) == "s" ? " (the unit is seconds)" : ""));
+    if (bandwidth && number_value > 0 && number_value < 1e3)
+      return bad(format("%s=%s: under 1000 bytes/s, past any machine (is the unit bytes/s?)", key.c_str(),
+                        value.c_str()));
     loaded.*(spec->field) = number_value;
   }
-  if (in.bad()) return fail(MPIX_ERR_TUNING_FILE, "machine file " + path + ": read error");
   *profile = loaded;
   return MPIX_SUCCESS;
 }

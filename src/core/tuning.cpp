@@ -2,9 +2,11 @@
 
 #include <cmath>
 #include <cstdlib>
-#include <fstream>
+#include <iterator>
+#include <set>
 #include <sstream>
 
+#include "config_file.hpp"
 #include "error.hpp"
 #include "info.hpp"
 
@@ -14,18 +16,28 @@ const char* const kConditionNames[] = {"nodes", "ppn", "mean_block", "min_block"
                                        "total_bytes", "nonempty", "intra_node", "contiguous", "persistent",
                                        nullptr};
 
+namespace {
+
+// In the order of kConditionNames.
+enum ConditionFact {
+  kNodesFact, kPpnFact, kMeanBlockFact, kMinBlockFact, kMaxRankSendFact, kTotalBytesFact,
+  kNonemptyFact, kIntraNodeFact, kContiguousFact, kPersistentFact
+};
+
+}  // namespace
+
 double condition_fact(int fact, const ExchangeFacts& f) {
   switch (fact) {
-    case 0: return f.nodes;
-    case 1: return f.max_ppn;
-    case 2: return f.mean_block();
-    case 3: return (double)f.min_block;
-    case 4: return (double)f.max_rank_send;
-    case 5: return (double)f.total_bytes;
-    case 6: return f.nonempty_fraction();
-    case 7: return f.intra_fraction();
-    case 8: return f.contiguous;
-    case 9: return f.persistent;
+    case kNodesFact: return f.nodes;
+    case kPpnFact: return f.max_ppn;
+    case kMeanBlockFact: return f.mean_block();
+    case kMinBlockFact: return (double)f.min_block;
+    case kMaxRankSendFact: return (double)f.max_rank_send;
+    case kTotalBytesFact: return (double)f.total_bytes;
+    case kNonemptyFact: return f.nonempty_fraction();
+    case kIntraNodeFact: return f.intra_fraction();
+    case kContiguousFact: return f.contiguous;
+    case kPersistentFact: return f.persistent;
   }
   return 0;
 }
@@ -76,20 +88,25 @@ bool parse_condition_range(const std::string& text, double* lo, double* hi) {
 }  // namespace
 
 int load_tuning_table(const std::string& path, TuningTable* table) {
-  std::ifstream in(path);
-  if (!in) return fail(MPIX_ERR_TUNING_FILE, "tuning file " + path + ": cannot be opened");
+  std::string text;
+  MPIX_TRY(read_config_text(path, "tuning file", &text));
+  std::istringstream in(text);
   return parse_tuning_table(in, path, table);
 }
 
 int parse_tuning_table(std::istream& in, const std::string& path, TuningTable* table) {
   table->path = path;
   table->rules.clear();
+  const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  if (in.bad()) return fail(MPIX_ERR_TUNING_FILE, "tuning file " + printable(path) + ": read error");
   unsigned long long hash = 1469598103934665603ull;
-  std::string line;
-  for (int number = 1; std::getline(in, line); ++number) {
+  int number = 0;
+  for (const std::string& line : config_lines(text)) {
+    ++number;
     for (unsigned char c : line) hash = (hash ^ c) * 1099511628211ull;
     auto bad = [&](const std::string& why) {
-      return fail(MPIX_ERR_TUNING_FILE, format("tuning file %s:%d: %s", path.c_str(), number, why.c_str()));
+      return fail(MPIX_ERR_TUNING_FILE,
+                  format("tuning file %s:%d: %s", printable(path).c_str(), number, printable(why).c_str()));
     };
     // Before any word is quoted: a NUL would end the message there.
     if (line.find('\0') != std::string::npos) return bad("holds a NUL byte (not a text file?)");
@@ -112,6 +129,7 @@ int parse_tuning_table(std::istream& in, const std::string& path, TuningTable* t
     if (rule.min_ranks > rule.max_ranks || rule.min_bytes > rule.max_bytes) return bad("empty range");
     rule.algorithm = find_algorithm(words[5], rule.op);
     if (!rule.algorithm) return bad("unknown algorithm '" + words[5] + "' for " + words[0]);
+    std::set<std::string> keys;
     for (std::size_t i = 6; i < words.size(); ++i) {
       std::size_t equals = words[i].find('=');
       if (equals == std::string::npos) return bad("expected key=value, got '" + words[i] + "'");
@@ -119,10 +137,22 @@ int parse_tuning_table(std::istream& in, const std::string& path, TuningTable* t
       int fact = -1;
       for (int f = 0; kConditionNames[f]; ++f)
         if (key == kConditionNames[f]) fact = f;
+      // A key given twice is a merge gone wrong: both would have to hold (a
+      // condition) or one would silently win (a hint).
+      if (!keys.insert(key).second) return bad(key + " given twice");
       if (fact >= 0) {
         TuningCondition condition{fact, 0, 0};
         if (!parse_condition_range(value, &condition.lo, &condition.hi))
           return bad("condition " + key + "=" + value + ": expected lo..hi, numbers >= 0 or *, lo <= hi");
+        // Fractions and flags have bounded values: a range past them, or a flag
+        // range holding neither 0 nor 1, could never match as written.
+        const bool flag = fact == kContiguousFact || fact == kPersistentFact;
+        const bool fraction = fact == kNonemptyFact || fact == kIntraNodeFact;
+        if (flag && !((condition.lo == 0 || condition.lo == 1) &&
+                      (condition.hi == 0 || condition.hi == 1 || std::isinf(condition.hi))))
+          return bad("condition " + key + "=" + value + ": " + key + " is 0 or 1 (write 0..0, 1..1 or 0..1)");
+        if (fraction && (condition.lo > 1 || (condition.hi > 1 && !std::isinf(condition.hi))))
+          return bad("condition " + key + "=" + value + ": " + key + " is a fraction, 0..1");
         rule.conditions.push_back(condition);
         continue;
       }
@@ -141,7 +171,6 @@ int parse_tuning_table(std::istream& in, const std::string& path, TuningTable* t
     }
     table->rules.push_back(rule);
   }
-  if (in.bad()) return fail(MPIX_ERR_TUNING_FILE, "tuning file " + path + ": read error");
   table->content_hash = (long long)(hash >> 2);
   return MPIX_SUCCESS;
 }
