@@ -32,6 +32,12 @@ test "$(grep -c ' none (auto)$' "$work/auto.out")" = 2
 ! grep -q '^alltoallv' "$work/auto.txt"
 grep -q "2 left to auto" "$work/auto.txt"
 grep -q "no rule: auto was within --margin" "$work/auto.err"
+# A tuning file in the environment is not what auto is measured with: the column is
+# the model's (a missing file there failed auto in every cell).
+MPIX_TUNING_FILE="$work/none.txt" "$@" -n 2 "$tools/mpix-tune" --sizes 16,2k --iters 1 --ppn 1 --margin 100000 \
+  --out "$work/inherited.txt" > "$work/inherited.out" 2> "$work/inherited.err"
+test "$(grep -c ' none (auto)$' "$work/inherited.out")" = 2
+grep -q "MPIX_TUNING_FILE=$work/none.txt is ignored" "$work/inherited.err"
 
 # A fixed distribution is one cell whatever --sizes says.
 "$@" -n 2 "$tools/mpix-tune" --sizes 16,2k --dist fft_n2 --iters 1 --ppn 1 --margin -100 --out "$work/fixed.txt" > /dev/null
