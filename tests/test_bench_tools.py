@@ -133,6 +133,9 @@ def test_peers():
     out, rows = run_bench(["--algorithms", "multipair", "--sizes", "16,16,16"])
     check("a size given twice runs once", out.returncode == 0 and [r["algorithm"] for r in rows] == ["pmpi", "multipair"],
           out.stderr[-300:] or [(r["algorithm"], r["max_block_bytes"]) for r in rows])
+    out, rows = run_bench(["--op", "alltoallv_crs", "--matrix", "no-such-file.mtx"])
+    check("a missing --matrix file is named as one", out.returncode == 2 and "cannot open it" in out.stderr,
+          out.stderr[-300:])
     out, rows = run_bench(["--iters", "99999999999"])
     check("a too large --iters names its range", out.returncode == 2 and "1..2147483647" in out.stderr, out.stderr[-300:])
     # SDDE: --pattern all, and rows run before `personalized` still get its speedup.

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cerrno>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -45,6 +46,10 @@ SddePattern matrix_pattern(const std::string& path, mpix::Op op, int size, std::
   p.name = slash == std::string::npos ? path : path.substr(slash + 1);
   p.sends.resize(size);
   std::ifstream in(path);
+  if (!in) {
+    *error = "--matrix " + path + ": cannot open it (" + std::strerror(errno) + ")";
+    return p;
+  }
   const mpix::workload::SpmvNeeds needs = mpix::workload::read_spmv_needs(in, size, error);
   if (!error->empty()) {
     *error = "--matrix " + path + ": " + *error;
