@@ -304,6 +304,12 @@ TEST_CASE("mpix_plan_reuse=false on one rank plans every call on every rank", "[
   setenv("MPIX_PLAN_REUSE", "sometimes", 1);
   CHECK(ex.run(0, nullptr, c.comm) == MPIX_ERR_INFO_VALUE);
   CHECK(message_has("MPIX_PLAN_REUSE (environment)=sometimes: expected true or false"));
+  // Written differently on different ranks, a boolean still agrees: "0" is "false",
+  // "ON" is "true" (mpix_check_args is part of the compared hints).
+  setenv("MPIX_PLAN_REUSE", ex.rank == 0 ? "0" : "false", 1);
+  harness::Info check{{"mpix_check_args", ex.rank == 0 ? "ON" : "true"}};
+  for (int call = 0; call < 3; ++call) run_counted(ex, call, check.info, c.comm, kPlanned);
+  CHECK(c.comm->reusable_plans[1] == nullptr);
   unsetenv("MPIX_PLAN_REUSE");
 }
 

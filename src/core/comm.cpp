@@ -24,7 +24,8 @@ static int agree_layout(MPI_Comm comm, const char* name, int local_rc, int ppn) 
   int all[3];
   MPIX_CHECK_MPI(MPI_Allreduce(mine, all, 3, MPI_INT, MPI_MAX, comm));
   if (local_rc != MPIX_SUCCESS) return fail(local_rc, local_message);
-  if (all[0]) return fail(MPIX_ERR_ARG, format("%s: another rank failed its checks", name));
+  if (all[0])
+    return fail(MPIX_ERR_ARG, format("%s: another rank failed its checks (its own message names the problem)", name));
   if (all[1] != -all[2])
     return fail(MPIX_ERR_ARG, format("%s: ranks give different node layouts: ranks per node %d here, from %d to %d "
                                      "over all ranks (0: detected; MPIX_PPN or the ppn argument differ)",
@@ -116,8 +117,9 @@ extern "C" int MPIX_Comm_update_locality(MPIX_Comm* comm, int ppn) {
   MPIX_TRY(agree_layout(comm->lib_comm, "MPIX_Comm_update_locality", rc, ppn));
   MPIX_TRY(comm->locality.init(comm->lib_comm, ppn));
   // The regions live inside the nodes: rebuilt on the new nodes, with their setting.
-  MPIX_TRY(comm->regions.init(comm->lib_comm, comm->locality, comm->regions.ranks_per_region()));
-  return choose_carry_pattern(comm);
+  rc = comm->regions.init(comm->lib_comm, comm->locality, comm->regions.ranks_per_region());
+  if (rc == MPIX_SUCCESS) rc = choose_carry_pattern(comm);
+  return finish_call("MPIX_Comm_update_locality", rc);  // "regions: ..." gets the call's name
 }
 
 extern "C" int MPIX_Comm_locality(const MPIX_Comm* comm, int* num_nodes, int* node,

@@ -194,15 +194,8 @@ int check_local(const DenseArgs& a, const MPIX_Info* info, MPIX_Comm_s* comm, Ex
     }
   }
   MPIX_TRY(resolve_profile(info, comm, hints));
-  if (lookup(info, "mpix_check_args", &value, &source)) {
-    MPIX_TRY(check_value(*find_key("mpix_check_args"), value, source));
-    hints->check_args = value == "true";
-  }
-  if (lookup(info, "mpix_plan_reuse", &value, &source)) {
-    MPIX_TRY(check_value(*find_key("mpix_plan_reuse"), value, source));
-    hints->plan_reuse = value == "true";
-  }
-  return MPIX_SUCCESS;
+  MPIX_TRY(boolean_hint(info, "mpix_check_args", &hints->check_args));
+  return boolean_hint(info, "mpix_plan_reuse", &hints->plan_reuse);
 }
 
 bool same_layout(const TypeLayout& a, const TypeLayout& b) {

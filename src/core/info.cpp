@@ -64,12 +64,27 @@ bool parse_integer(const std::string& text, long long* value) {
   return true;
 }
 
+bool parse_boolean(const std::string& text, bool* value) {
+  std::string word(text);
+  for (char& c : word) c = (char)std::tolower((unsigned char)c);
+  const bool on = word == "true" || word == "1" || word == "yes" || word == "on";
+  const bool off = word == "false" || word == "0" || word == "no" || word == "off";
+  if (on || off) *value = on;
+  return on || off;
+}
+
 bool environment_says_off(const char* name) {
   const char* text = std::getenv(name);
-  if (!text) return false;
-  std::string value(text);
-  for (char& c : value) c = (char)std::tolower((unsigned char)c);
-  return value == "0" || value == "false" || value == "no" || value == "off";
+  bool on = true;
+  return text && parse_boolean(text, &on) && !on;
+}
+
+int boolean_hint(const MPIX_Info* info, const char* key, bool* value) {
+  std::string text, source;
+  if (!lookup(info, key, &text, &source)) return MPIX_SUCCESS;
+  MPIX_TRY(check_value(*find_key(key), text, source));
+  parse_boolean(text, value);
+  return MPIX_SUCCESS;
 }
 
 int verbose_level() {
@@ -112,9 +127,18 @@ static int bad_value(const std::string& source, const std::string& value, const 
   return fail(MPIX_ERR_INFO_VALUE, source + "=" + value + ": " + why);
 }
 
+// Digits after an optional minus: refused by parse_integer, they overflowed (a number
+// out of range), where "8k", "0x10" or "12 " are no numbers.
+static bool digits_only(const std::string& value) {
+  const std::size_t first = value.rfind('-', 0) == 0 ? 1 : 0;
+  return value.size() > first &&
+         std::all_of(value.begin() + first, value.end(), [](char c) { return std::isdigit((unsigned char)c); });
+}
+
 int check_value(const KeySpec& spec, const std::string& value, const std::string& source) {
   long long number = 0;
   bool is_number = parse_integer(value, &number);
+  const bool out_of_range = !is_number && digits_only(value);
   switch (spec.kind) {
     case KeyKind::algorithm: {
       if (value == "auto" || find_algorithm(value, (Op)spec.op)) return MPIX_SUCCESS;
@@ -125,32 +149,31 @@ int check_value(const KeySpec& spec, const std::string& value, const std::string
     }
     case KeyKind::radix:
       if (value == "auto") return MPIX_SUCCESS;
+      if (out_of_range || (is_number && (number < 2 || number > INT32_MAX)))
+        return bad_value(source, value, "must be 2..P");
       if (!is_number) return bad_value(source, value, "not a number (expected 2..P or auto)");
-      if (number < 2 || number > INT32_MAX) return bad_value(source, value, "must be 2..P (at most 2147483647)");
       return MPIX_SUCCESS;
     case KeyKind::positive:
+      if (out_of_range || (is_number && (number < 1 || number > INT32_MAX)))
+        return bad_value(source, value, "must be 1..2147483647");
       if (!is_number) return bad_value(source, value, "not a number (expected an integer >= 1)");
-      if (number < 1 || number > INT32_MAX) return bad_value(source, value, "must be 1..2147483647");
       return MPIX_SUCCESS;
     case KeyKind::block_count:
       if (value == "unlimited") return MPIX_SUCCESS;
-      if (!is_number) return bad_value(source, value, "not a number (expected >= 1 or unlimited)");
-      if (number < 1 || number > INT32_MAX)
+      if (out_of_range || (is_number && (number < 1 || number > INT32_MAX)))
         return bad_value(source, value, "must be 1..2147483647 or unlimited");
+      if (!is_number) return bad_value(source, value, "not a number (expected >= 1 or unlimited)");
       return MPIX_SUCCESS;
     case KeyKind::queue:
-      if (!is_number) return bad_value(source, value, "not a number (expected an integer >= 2)");
-      if (number < 2 || number > INT32_MAX)
+      if (out_of_range || (is_number && (number < 2 || number > INT32_MAX)))
         return bad_value(source, value, "must be 2..2147483647 (at least a receive and a send)");
+      if (!is_number) return bad_value(source, value, "not a number (expected an integer >= 2)");
       return MPIX_SUCCESS;
     case KeyKind::non_negative:
-      if (!is_number) {
-        // Digits alone that do not parse overflowed; "8k", "0x10" or "12 " are no numbers.
-        if (!value.empty() && std::all_of(value.begin(), value.end(), [](char c) { return std::isdigit((unsigned char)c); }))
-          return bad_value(source, value, "too large (at most 9223372036854775807)");
-        return bad_value(source, value, "not a number (expected an integer >= 0)");
-      }
-      if (number < 0) return bad_value(source, value, "must be >= 0");
+      if ((is_number && number < 0) || (out_of_range && value[0] == '-'))
+        return bad_value(source, value, "must be >= 0");
+      if (out_of_range) return bad_value(source, value, "too large (at most 9223372036854775807)");
+      if (!is_number) return bad_value(source, value, "not a number (expected an integer >= 0)");
       return MPIX_SUCCESS;
     case KeyKind::seed: {
       unsigned long long seed = 0;
@@ -161,9 +184,11 @@ int check_value(const KeySpec& spec, const std::string& value, const std::string
     case KeyKind::path:
       if (value.empty()) return bad_value(source, value, "empty file name");
       return MPIX_SUCCESS;
-    case KeyKind::boolean:
-      if (value == "true" || value == "false") return MPIX_SUCCESS;
-      return bad_value(source, value, "expected true or false");
+    case KeyKind::boolean: {
+      bool flag = false;
+      if (parse_boolean(value, &flag)) return MPIX_SUCCESS;
+      return bad_value(source, value, "expected true or false (or 1/0, yes/no, on/off)");
+    }
     case KeyKind::locality:
       if (value == "node" || value == "region") return MPIX_SUCCESS;
       return bad_value(source, value, "expected node or region");

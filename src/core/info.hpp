@@ -74,6 +74,11 @@ unsigned long long environment_fingerprint();
 
 // Whether environment variable `name` is 0, false, no or off (any case).
 bool environment_says_off(const char* name);
+// true/1/yes/on or false/0/no/off, in any case; false if `text` is neither.
+bool parse_boolean(const std::string& text, bool* value);
+// A boolean key from `info` or else the environment, checked; `value` is left as it
+// is where neither sets it. Ranks compare what it parsed to, so "1" and "true" agree.
+int boolean_hint(const MPIX_Info* info, const char* key, bool* value);
 
 // MPIX_VERBOSE: unset, empty, 0, false, no or off: 0 (quiet); 2 or more: 2 (every
 // call); any other value: 1 (each distinct decision once per communicator).

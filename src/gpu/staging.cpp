@@ -17,11 +17,7 @@ namespace mpix {
 
 int mpi_cuda_aware(const MPIX_Info_s* info, bool* aware) {
   std::string value, source;
-  if (lookup(info, "mpix_cuda_aware", &value, &source)) {
-    MPIX_TRY(check_value(*find_key("mpix_cuda_aware"), value, source));
-    *aware = value == "true";
-    return MPIX_SUCCESS;
-  }
+  if (lookup(info, "mpix_cuda_aware", &value, &source)) return boolean_hint(info, "mpix_cuda_aware", aware);
 #if defined(MPIX_GPU_SUPPORT_CUDA) || defined(MPIX_CUDA_AWARE_SUPPORT)
   // MPICH 4 declares it with MPIX_GPU_SUPPORT_CUDA; Open MPI in <mpi-ext.h>.
   *aware = MPIX_Query_cuda_support() != 0;

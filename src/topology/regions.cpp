@@ -173,7 +173,8 @@ extern "C" int MPIX_Comm_update_regions(MPIX_Comm* comm, int ranks_per_region) {
   if (comm->live_requests > 0)
     rc = fail(MPIX_ERR_ARG, format("MPIX_Comm_update_regions: %d persistent request(s) still use this "
                                    "communicator's layout; free them first", comm->live_requests));
-  return comm->regions.init(comm->lib_comm, comm->locality, ranks_per_region, rc);
+  return finish_call("MPIX_Comm_update_regions",
+                     comm->regions.init(comm->lib_comm, comm->locality, ranks_per_region, rc));
 }
 
 extern "C" int MPIX_Comm_region(const MPIX_Comm* comm, int* num_regions, int* region, int* region_size,
