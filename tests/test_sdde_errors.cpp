@@ -72,9 +72,14 @@ TEST_CASE("SDDE: invalid arguments fail on every rank; the communicator stays us
   check_case("NULL sendvals with data", "sendvals is NULL",
              MPIX_Alltoallv_crs(1, 1, &self, counts, displs, MPI_INT, rank == last ? nullptr : &value, &recv_nnz,
                                 &recv_size, &src, &rcounts, &rdispls, MPI_INT, &vals, nullptr, c.comm));
+  // A message past the start of sendvals: its address is not computed from
+  // MPI_IN_PLACE (the sanitizer's pointer-overflow check stopped the job).
+  int pair[2] = {rank, rank};
+  displs[0] = 1;
   check_case("MPI_IN_PLACE as sendvals", "sendvals is MPI_IN_PLACE",
-             MPIX_Alltoallv_crs(1, 1, &self, counts, displs, MPI_INT, rank == last ? MPI_IN_PLACE : &value, &recv_nnz,
+             MPIX_Alltoallv_crs(1, 2, &self, counts, displs, MPI_INT, rank == last ? MPI_IN_PLACE : pair, &recv_nnz,
                                 &recv_size, &src, &rcounts, &rdispls, MPI_INT, &vals, nullptr, c.comm));
+  displs[0] = 0;
   check_case("MPI_IN_PLACE as sendvals (alltoall_crs)", "sendvals is MPI_IN_PLACE",
              MPIX_Alltoall_crs(1, &self, 1, MPI_INT, rank == last ? MPI_IN_PLACE : &value, &recv_nnz, &src, 1,
                                MPI_INT, &vals, nullptr, c.comm));

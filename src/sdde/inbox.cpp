@@ -45,8 +45,8 @@ int Inbox::expect(long long messages, long long bytes) {
     elements = bytes / layout.size;      // a remainder is found per message
   }
   if (elements > INT_MAX) {
-    note(MPIX_ERR_UNSUPPORTED, format("%s: %lld elements are sent to this rank; displacements are int",
-                                      call_.name, elements));
+    note(MPIX_ERR_UNSUPPORTED, format("%s: %lld elements are sent to this rank; more than INT_MAX are not "
+                                      "supported", call_.name, elements));
     return MPIX_SUCCESS;
   }
   entries_.reserve((std::size_t)messages);
@@ -90,7 +90,8 @@ long long Inbox::admit(int source, long long nbytes) {
     return -1;
   }
   if (used_ + count > INT_MAX) {
-    note(MPIX_ERR_UNSUPPORTED, format("%s: more than INT_MAX elements are sent to this rank", call_.name));
+    note(MPIX_ERR_UNSUPPORTED, format("%s: %lld elements or more are sent to this rank; more than INT_MAX are "
+                                      "not supported", call_.name, used_ + count));
     return -1;
   }
   if (error_ != MPIX_SUCCESS) return -1;  // after an error, only drain

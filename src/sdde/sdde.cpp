@@ -74,19 +74,19 @@ int check_local(const SddeArgs& a, const MPIX_Info* info, MPIX_Comm_s* comm, Sdd
   MPIX_TRY(check_outputs(a));
   // recv_nnz / recv_size are outputs (code written for MPI Advance leaves them
   // unset) unless the hint says that the values passed in are the truth.
-  std::string known_value, known_source;
-  if (lookup(info, "mpix_recv_counts_known", &known_value, &known_source)) {
-    MPIX_TRY(check_value(*find_key("mpix_recv_counts_known"), known_value, known_source));
-    if (known_value == "true") {
-      if (*a.recv_nnz < 0)
-        return fail(MPIX_ERR_ARG, format("%s: %s=true but recv_nnz=%d: must be >= 0", a.name,
-                                         known_source.c_str(), *a.recv_nnz));
-      if (a.op == kAlltoallvCrs && *a.recv_size < 0)
-        return fail(MPIX_ERR_ARG, format("%s: %s=true but recv_size=%d: must be >= 0", a.name,
-                                         known_source.c_str(), *a.recv_size));
-      call->known_nnz = *a.recv_nnz;
-      if (a.op == kAlltoallvCrs) call->known_size = *a.recv_size;
-    }
+  bool known = false;
+  MPIX_TRY(boolean_hint(info, "mpix_recv_counts_known", &known));
+  if (known) {
+    std::string known_value, known_source;
+    lookup(info, "mpix_recv_counts_known", &known_value, &known_source);
+    if (*a.recv_nnz < 0)
+      return fail(MPIX_ERR_ARG, format("%s: %s=%s but recv_nnz=%d: must be >= 0", a.name, known_source.c_str(),
+                                       known_value.c_str(), *a.recv_nnz));
+    if (a.op == kAlltoallvCrs && *a.recv_size < 0)
+      return fail(MPIX_ERR_ARG, format("%s: %s=%s but recv_size=%d: must be >= 0", a.name, known_source.c_str(),
+                                       known_value.c_str(), *a.recv_size));
+    call->known_nnz = *a.recv_nnz;
+    if (a.op == kAlltoallvCrs) call->known_size = *a.recv_size;
   }
 
   const int n = a.send_nnz;
@@ -124,6 +124,11 @@ int check_local(const SddeArgs& a, const MPIX_Info* info, MPIX_Comm_s* comm, Sdd
     if (n > 0 && !a.sdispls) return fail(MPIX_ERR_ARG, format("%s: sdispls is NULL but send_nnz=%d", a.name, n));
   }
 
+  // The library allocates recvvals, so there is no buffer to exchange in place;
+  // refused before the messages' addresses are computed from it.
+  if (a.sendvals == MPI_IN_PLACE)
+    return fail(MPIX_ERR_ARG, format("%s: sendvals is MPI_IN_PLACE; an SDDE has no in-place form (the library "
+                                     "allocates recvvals)", a.name));
   call->sends.resize((std::size_t)n);
   long long send_bytes = 0;
   for (int i = 0; i < n; ++i) {
@@ -169,10 +174,6 @@ int check_local(const SddeArgs& a, const MPIX_Info* info, MPIX_Comm_s* comm, Sdd
                                        "would start at address %lld; MPI_BOTTOM takes absolute addresses)",
                                        a.name, send_bytes, lowest));
   }
-  // The library allocates recvvals, so there is no buffer to exchange in place.
-  if (a.sendvals == MPI_IN_PLACE)
-    return fail(MPIX_ERR_ARG, format("%s: sendvals is MPI_IN_PLACE; an SDDE has no in-place form (the library "
-                                     "allocates recvvals)", a.name));
   // A destination listed twice would be two messages from one source.
   std::vector<int> sorted(a.dest, a.dest + n);
   std::sort(sorted.begin(), sorted.end());
@@ -233,8 +234,8 @@ const Algorithm* select_sdde(Op op, int size, int nodes, long long max_messages,
   if (nodes > 1 && max_remote >= 2 && max_remote >= 2 * max_remote_nodes && aggregate_fits) {
     const bool dense = 4 * max_remote_nodes >= nodes;
     name = dense ? "personalized_loc" : "nonblocking_loc";
-    *reason = format("%d %ss; aggregation cuts the busiest rank's inter-%s messages from %lld to <= %lld; "
-                     "%s%ss: %s (<= %lld of %d other %ss per rank)", nodes, unit, unit, max_remote,
+    *reason = format("%s; aggregation cuts the busiest rank's inter-%s messages from %lld to <= %lld; "
+                     "%s%ss: %s (<= %lld of %d other %ss per rank)", counted(nodes, unit).c_str(), unit, max_remote,
                      max_remote_nodes, dense ? "dense between " : "sparse between ", unit,
                      dense ? "reduction" : "NBX", max_remote_nodes, nodes - 1, unit);
   } else {
@@ -249,8 +250,9 @@ const Algorithm* select_sdde(Op op, int size, int nodes, long long max_messages,
 
 void report(MPIX_Comm_s* comm, Op op, const std::string& algorithm, const std::string& reason) {
   if (comm->rank != 0 || verbose_level() == 0) return;
-  const std::string line = format("[mpix] %s on %d ranks (%d nodes): %s (%s)\n", op_name(op), comm->size,
-                                  comm->locality.num_nodes(), algorithm.c_str(), reason.c_str());
+  const std::string line = format("[mpix] %s on %s (%s): %s (%s)\n", op_name(op), counted(comm->size, "rank").c_str(),
+                                  counted(comm->locality.num_nodes(), "node").c_str(), algorithm.c_str(),
+                                  reason.c_str());
   if (reports(comm, line)) std::fputs(line.c_str(), stderr);
 }
 
