@@ -336,6 +336,28 @@ TEST_CASE("plans of blocks of 2^40 bytes: built without the memory, or out of me
   rc = MPIX_Alltoallv_c(anchor, counts.data(), displs.data(), types.vector, anchor2, counts.data(), displs.data(),
                         types.vector, info.info, comm.comm);
   CHECK(harness::all_ranks(rc == MPIX_ERR_NO_MEM));
+  // Out of memory on one rank only, after the agreement: a persistent plan fails on
+  // every rank (the others made theirs, and would have started an exchange that rank
+  // never joins). Rank 0's in-place blocks are 1 byte each but 2^40 bytes apart, so
+  // the copy of their span cannot be made; nothing is written there.
+  if (size > 1) {
+    static char blocks[64];
+    std::vector<MPI_Count> ones(size, 1);
+    std::vector<MPI_Aint> spread(size);
+    for (int i = 0; i < size; ++i) spread[i] = harness::world_rank() == 0 ? (MPI_Aint)i * huge : i;
+    // pairwise's plan makes no messages; TuNA's and the hierarchical ones' exchange
+    // metadata, where the others waited for rank 0.
+    for (const char* name : {"pairwise", "tuna", "tuna_hier_coalesced", "node_aware"}) {
+      harness::Info algorithm{{"mpix_alltoallv_algorithm", name}};
+      MPIX_Request* request = nullptr;
+      rc = MPIX_Alltoallv_plan_c(MPI_IN_PLACE, nullptr, nullptr, MPI_BYTE, blocks, ones.data(), spread.data(),
+                                 MPI_BYTE, algorithm.info, comm.comm, &request);
+      INFO(name << ": " << MPIX_Last_error_message());
+      CHECK(harness::all_ranks(rc == MPIX_ERR_NO_MEM && request == nullptr));
+      CHECK(harness::message_has(harness::world_rank() == 0 ? "out of memory"
+                                                            : "another rank failed while building its plan"));
+    }
+  }
 #endif
   // The communicator is still usable.
   std::string why;

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <new>
 
 #include "agreement.hpp"
@@ -227,6 +228,71 @@ bool carries_blocks(Op op, const Exchange& ex, const Hints& hints, const Agreeme
   return carried <= separate;
 }
 
+// An in-place call: the byte span of its receive blocks is copied at each start
+// into the request's scratch, which keeps their layout, so the send side is the
+// receive side moved onto the copy.
+int copy_in_place(MPIX_Comm_s* comm, Exchange* ex, MPIX_Request_s* request) {
+  MPI_Aint lo = 0, hi = 0;
+  bool any = false;
+  for (int i = 0; i < comm->size; ++i) {
+    if (ex->recv.block_bytes(i) == 0) continue;
+    MPI_Aint start = (MPI_Aint)ex->recv.displs[i] * ex->recv.layout.extent;
+    MPI_Aint block_lo = start + ex->recv.layout.span_lo(ex->recv.counts[i]);
+    MPI_Aint block_hi = start + ex->recv.layout.span_hi(ex->recv.counts[i]);
+    lo = any ? std::min(lo, block_lo) : block_lo;
+    hi = any ? std::max(hi, block_hi) : block_hi;
+    any = true;
+  }
+  if (any && !ex->recv.buf) {
+    // MPI_BOTTOM: the blocks' addresses are absolute, so a send buffer "the copy
+    // minus lo" would wrap around the address space. The send side is MPI_BOTTOM
+    // too, its type the receive type moved onto the copy.
+    request->in_place_copy = comm->scratch.acquire((std::size_t)(hi - lo));
+    MPI_Aint shift = (MPI_Aint)reinterpret_cast<std::uintptr_t>(request->in_place_copy.data()) - lo;
+    int one = 1;
+    MPI_Datatype moved = MPI_DATATYPE_NULL;
+    MPIX_CHECK_MPI(MPI_Type_create_struct(1, &one, &shift, &ex->recv.layout.type, &moved));
+    request->in_place_type.reset(new OwnedTypes);
+    request->in_place_type->keep(moved);
+    MPIX_CHECK_MPI(MPI_Type_commit(&moved));
+    MPIX_TRY(describe_type(moved, "the in-place copy's type", &ex->send.layout));
+    request->in_place_source = reinterpret_cast<char*>((std::uintptr_t)lo);
+    request->in_place_bytes = hi - lo;
+    ex->send.buf = nullptr;
+  } else {
+    // The copy holds the span [lo, hi) alone, however far into the receive buffer
+    // it starts; the send buffer is the copy moved back by lo, computed as an
+    // address so that no pointer leaves its allocation.
+    request->in_place_copy = comm->scratch.acquire(any ? (std::size_t)(hi - lo) : 0);
+    request->in_place_source = ex->recv.buf + lo;
+    ex->send.buf =
+        reinterpret_cast<char*>(reinterpret_cast<std::uintptr_t>(request->in_place_copy.data()) - (std::uintptr_t)lo);
+    request->in_place_bytes = any ? hi - lo : 0;
+  }
+  return MPIX_SUCCESS;
+}
+
+// Past the agreement every rank builds a plan, and a failure there on one rank
+// leaves the others in exchanges it never joins: those of the algorithm's plan
+// (TuNA's exchanges metadata) or, later, the started exchange. A persistent plan is
+// made once, so it agrees on each step's result (its preparations, then the
+// algorithm's plan); a blocking call would pay these allreduces on every call (the
+// user guide's "What can still hang").
+int agree_on_step(bool persistent, const DenseArgs& a, MPIX_Comm_s* comm, const std::function<int()>& step) {
+  int rc;
+  try {
+    rc = step();
+  } catch (const std::bad_alloc&) {
+    rc = fail(MPIX_ERR_NO_MEM, format("%s: out of memory", a.name));
+  }
+  if (!persistent) return rc;
+  const std::string local_message = MPIX_Last_error_message();
+  int worst = MPIX_SUCCESS;
+  MPIX_CHECK_MPI(MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MAX, comm->lib_comm));
+  return worst == MPIX_SUCCESS ? MPIX_SUCCESS
+                               : fail_agreed(rc, local_message, worst, a.name, "failed while building its plan");
+}
+
 // The plan of a call. A persistent one (`kept` NULL) comes back in *out. A blocking
 // one (`kept`: the communicator's reusable plan of the operation) is *kept, run
 // again or replaced by the new plan, or, where it may not be kept, in *out; if its
@@ -400,51 +466,13 @@ int plan_dense(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm, Reusabl
         predict_seconds(algorithm->cost(context.facts, context.params, *context.profile), *context.profile, false) +
         (persistent ? agreement_seconds(context.facts, *context.profile)
                     : blocking_agreement_seconds(context.facts, *context.profile, comm->carry_in_lanes));
-  MPIX_TRY(prepare_device_buffers(info, algorithm->name, a.sendbuf == MPI_IN_PLACE, &context.exchange,
-                                  &request->device_staging));
-  if (a.sendbuf == MPI_IN_PLACE) {
-    // Copy the byte span of the receive blocks; the copy keeps their layout, so the
-    // send side is the receive side moved onto the copy.
-    MPI_Aint lo = 0, hi = 0;
-    bool any = false;
-    for (int i = 0; i < comm->size; ++i) {
-      if (context.exchange.recv.block_bytes(i) == 0) continue;
-      MPI_Aint start = (MPI_Aint)context.exchange.recv.displs[i] * context.exchange.recv.layout.extent;
-      MPI_Aint block_lo = start + context.exchange.recv.layout.span_lo(context.exchange.recv.counts[i]);
-      MPI_Aint block_hi = start + context.exchange.recv.layout.span_hi(context.exchange.recv.counts[i]);
-      lo = any ? std::min(lo, block_lo) : block_lo;
-      hi = any ? std::max(hi, block_hi) : block_hi;
-      any = true;
-    }
-    if (any && !context.exchange.recv.buf) {
-      // MPI_BOTTOM: the blocks' addresses are absolute, so a send buffer "the copy
-      // minus lo" would wrap around the address space. The send side is MPI_BOTTOM
-      // too, its type the receive type moved onto the copy.
-      request->in_place_copy = comm->scratch.acquire((std::size_t)(hi - lo));
-      MPI_Aint shift = (MPI_Aint)reinterpret_cast<std::uintptr_t>(request->in_place_copy.data()) - lo;
-      int one = 1;
-      MPI_Datatype moved = MPI_DATATYPE_NULL;
-      MPIX_CHECK_MPI(MPI_Type_create_struct(1, &one, &shift, &context.exchange.recv.layout.type, &moved));
-      request->in_place_type.reset(new OwnedTypes);
-      request->in_place_type->keep(moved);
-      MPIX_CHECK_MPI(MPI_Type_commit(&moved));
-      MPIX_TRY(describe_type(moved, "the in-place copy's type", &context.exchange.send.layout));
-      request->in_place_source = reinterpret_cast<char*>((std::uintptr_t)lo);
-      request->in_place_bytes = hi - lo;
-      context.exchange.send.buf = nullptr;
-    } else {
-      // The copy holds the span [lo, hi) alone, however far into the receive buffer
-      // it starts; the send buffer is the copy moved back by lo, computed as an
-      // address so that no pointer leaves its allocation.
-      request->in_place_copy = comm->scratch.acquire(any ? (std::size_t)(hi - lo) : 0);
-      request->in_place_source = context.exchange.recv.buf + lo;
-      context.exchange.send.buf =
-          reinterpret_cast<char*>(reinterpret_cast<std::uintptr_t>(request->in_place_copy.data()) - (std::uintptr_t)lo);
-      request->in_place_bytes = any ? hi - lo : 0;
-    }
-  }
+  MPIX_TRY(agree_on_step(persistent, a, comm, [&] {
+    MPIX_TRY(prepare_device_buffers(info, algorithm->name, a.sendbuf == MPI_IN_PLACE, &context.exchange,
+                                    &request->device_staging));
+    return a.sendbuf == MPI_IN_PLACE ? copy_in_place(comm, &context.exchange, request.get()) : MPIX_SUCCESS;
+  }));
   context.tag = comm->next_plan_tag();
-  MPIX_TRY(algorithm->create(context, &request->plan));
+  MPIX_TRY(agree_on_step(persistent, a, comm, [&] { return algorithm->create(context, &request->plan); }));
   request->plan->init_stats.scratch_bytes += request->in_place_copy.size();
   if (verbose)
     report(comm, a.name, *algorithm, request->params,

@@ -124,13 +124,13 @@ LibraryEntry::~LibraryEntry() {
 #endif
 }
 
-int fail_agreed(int local_code, const std::string& local_message, int agreed, const char* call) {
+int fail_agreed(int local_code, const std::string& local_message, int agreed, const char* call, const char* what) {
   errors().agreed = AgreedFailure{true, local_code != MPIX_SUCCESS};
   if (local_code == agreed) return fail(agreed, local_message);
   if (local_code != MPIX_SUCCESS)
     return fail(agreed, format("%s (%s here; every rank returns %s, another rank's error)", local_message.c_str(),
                                MPIX_Error_string(local_code), MPIX_Error_string(agreed)));
-  return fail(agreed, format("%s: another rank rejected its arguments (%s; its own message names the problem)", call,
+  return fail(agreed, format("%s: another rank %s (%s; its own message names the problem)", call, what,
                              MPIX_Error_string(agreed)));
 }
 

@@ -16,8 +16,9 @@ int fail(int code, std::string message);
 // (`agreed`: the largest code of any rank): every rank returns that code, so that
 // all take the same error path. A rank that failed its own checks keeps its own
 // message (naming the rank's code where another rank's differs), the others say
-// that another rank rejected its arguments.
-int fail_agreed(int local_code, const std::string& local_message, int agreed, const char* call);
+// that another rank `what` (rejected its arguments).
+int fail_agreed(int local_code, const std::string& local_message, int agreed, const char* call,
+                const char* what = "rejected its arguments");
 
 // Of this thread's last failed call: whether its error came from fail_agreed, so that
 // every rank of the communicator returned it, and whether this rank's own checks
