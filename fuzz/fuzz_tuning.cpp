@@ -5,7 +5,6 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
-#include <sstream>
 #include <string>
 
 #include "core/error.hpp"
@@ -20,9 +19,8 @@
   } while (0)
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  std::istringstream in(std::string((const char*)data, size));
   mpix::TuningTable table;
-  int rc = mpix::parse_tuning_table(in, "fuzz.tuning", &table);
+  int rc = mpix::parse_tuning_table(std::string((const char*)data, size), "fuzz.tuning", &table);
   if (rc != MPIX_SUCCESS) {
     CHECK(rc == MPIX_ERR_TUNING_FILE);
     CHECK(std::strstr(MPIX_Last_error_message(), "tuning file fuzz.tuning") != nullptr);

@@ -274,7 +274,7 @@ int copy_in_place(MPIX_Comm_s* comm, Exchange* ex, MPIX_Request_s* request) {
 
 // Past the agreement every rank builds a plan, and a failure there on one rank
 // leaves the others in exchanges it never joins: those of the algorithm's plan
-// (TuNA's exchanges metadata) or, later, the started exchange. A persistent plan is
+// (TuNA's plan exchanges metadata) or, later, the started exchange. A persistent plan is
 // made once, so it agrees on each step's result (its preparations, then the
 // algorithm's plan); a blocking call would pay these allreduces on every call (the
 // user guide's "What can still hang").

@@ -79,11 +79,13 @@ bool environment_says_off(const char* name) {
   return text && parse_boolean(text, &on) && !on;
 }
 
-int boolean_hint(const MPIX_Info* info, const char* key, bool* value) {
+int boolean_hint(const MPIX_Info* info, const char* key, bool* value, std::string* setting) {
   std::string text, source;
+  if (setting) setting->clear();
   if (!lookup(info, key, &text, &source)) return MPIX_SUCCESS;
   MPIX_TRY(check_value(*find_key(key), text, source));
   parse_boolean(text, value);
+  if (setting) *setting = source + "=" + text;
   return MPIX_SUCCESS;
 }
 
@@ -139,6 +141,9 @@ int check_value(const KeySpec& spec, const std::string& value, const std::string
   long long number = 0;
   bool is_number = parse_integer(value, &number);
   const bool out_of_range = !is_number && digits_only(value);
+  auto outside = [&](long long lowest) {
+    return out_of_range || (is_number && (number < lowest || number > INT32_MAX));
+  };
   switch (spec.kind) {
     case KeyKind::algorithm: {
       if (value == "auto" || find_algorithm(value, (Op)spec.op)) return MPIX_SUCCESS;
@@ -149,24 +154,20 @@ int check_value(const KeySpec& spec, const std::string& value, const std::string
     }
     case KeyKind::radix:
       if (value == "auto") return MPIX_SUCCESS;
-      if (out_of_range || (is_number && (number < 2 || number > INT32_MAX)))
-        return bad_value(source, value, "must be 2..P");
+      if (outside(2)) return bad_value(source, value, "must be 2..P");
       if (!is_number) return bad_value(source, value, "not a number (expected 2..P or auto)");
       return MPIX_SUCCESS;
     case KeyKind::positive:
-      if (out_of_range || (is_number && (number < 1 || number > INT32_MAX)))
-        return bad_value(source, value, "must be 1..2147483647");
+      if (outside(1)) return bad_value(source, value, "must be 1..2147483647");
       if (!is_number) return bad_value(source, value, "not a number (expected an integer >= 1)");
       return MPIX_SUCCESS;
     case KeyKind::block_count:
       if (value == "unlimited") return MPIX_SUCCESS;
-      if (out_of_range || (is_number && (number < 1 || number > INT32_MAX)))
-        return bad_value(source, value, "must be 1..2147483647 or unlimited");
+      if (outside(1)) return bad_value(source, value, "must be 1..2147483647 or unlimited");
       if (!is_number) return bad_value(source, value, "not a number (expected >= 1 or unlimited)");
       return MPIX_SUCCESS;
     case KeyKind::queue:
-      if (out_of_range || (is_number && (number < 2 || number > INT32_MAX)))
-        return bad_value(source, value, "must be 2..2147483647 (at least a receive and a send)");
+      if (outside(2)) return bad_value(source, value, "must be 2..2147483647 (at least a receive and a send)");
       if (!is_number) return bad_value(source, value, "not a number (expected an integer >= 2)");
       return MPIX_SUCCESS;
     case KeyKind::non_negative:

@@ -78,7 +78,8 @@ bool environment_says_off(const char* name);
 bool parse_boolean(const std::string& text, bool* value);
 // A boolean key from `info` or else the environment, checked; `value` is left as it
 // is where neither sets it. Ranks compare what it parsed to, so "1" and "true" agree.
-int boolean_hint(const MPIX_Info* info, const char* key, bool* value);
+// `setting`, if given, gets "source=value" as messages quote it, or "" where unset.
+int boolean_hint(const MPIX_Info* info, const char* key, bool* value, std::string* setting = nullptr);
 
 // MPIX_VERBOSE: unset, empty, 0, false, no or off: 0 (quiet); 2 or more: 2 (every
 // call); any other value: 1 (each distinct decision once per communicator).

@@ -72,13 +72,13 @@ const ProfileKey kProfileKeys[] = {
 }  // namespace
 
 int load_machine_profile(const std::string& path, MachineProfile* profile) {
-  std::string text;
-  MPIX_TRY(read_config_text(path, "machine file", &text));
+  std::string contents;
+  MPIX_TRY(read_config_text(path, "machine file", &contents));
   MachineProfile loaded;
   loaded.source = path;
   std::map<std::string, int> line_of_key;
   int number = 0;
-  for (const std::string& line : config_lines(text)) {
+  for (const std::string& line : config_lines(contents)) {
     ++number;
     auto bad = [&](const std::string& why) {
       return fail(MPIX_ERR_TUNING_FILE,

@@ -2,7 +2,6 @@
 
 #include <cmath>
 #include <cstdlib>
-#include <iterator>
 #include <set>
 #include <sstream>
 
@@ -88,20 +87,17 @@ bool parse_condition_range(const std::string& text, double* lo, double* hi) {
 }  // namespace
 
 int load_tuning_table(const std::string& path, TuningTable* table) {
-  std::string text;
-  MPIX_TRY(read_config_text(path, "tuning file", &text));
-  std::istringstream in(text);
-  return parse_tuning_table(in, path, table);
+  std::string contents;
+  MPIX_TRY(read_config_text(path, "tuning file", &contents));
+  return parse_tuning_table(contents, path, table);
 }
 
-int parse_tuning_table(std::istream& in, const std::string& path, TuningTable* table) {
+int parse_tuning_table(const std::string& contents, const std::string& path, TuningTable* table) {
   table->path = path;
   table->rules.clear();
-  const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-  if (in.bad()) return fail(MPIX_ERR_TUNING_FILE, "tuning file " + printable(path) + ": read error");
   unsigned long long hash = 1469598103934665603ull;
   int number = 0;
-  for (const std::string& line : config_lines(text)) {
+  for (const std::string& line : config_lines(contents)) {
     ++number;
     for (unsigned char c : line) hash = (hash ^ c) * 1099511628211ull;
     auto bad = [&](const std::string& why) {

@@ -12,7 +12,6 @@
 // to the built-in model.
 #pragma once
 #include <functional>
-#include <istream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -57,9 +56,9 @@ struct TuningTable {
 // Reads and checks a tuning file; MPIX_ERR_TUNING_FILE naming the file, the line
 // and the problem when it is missing, unreadable or malformed.
 int load_tuning_table(const std::string& path, TuningTable* table);
-// The same, reading the rules from `in`; `path` names it in messages. No MPI (the
+// The same, from the file's contents; `path` names it in messages. No MPI (the
 // fuzz target fuzz/fuzz_tuning.cpp calls it).
-int parse_tuning_table(std::istream& in, const std::string& path, TuningTable* table);
+int parse_tuning_table(const std::string& contents, const std::string& path, TuningTable* table);
 
 // A copy of `info` with the rule's hints added where neither the info nor the
 // environment sets them.

@@ -16,8 +16,9 @@
 namespace mpix {
 
 int mpi_cuda_aware(const MPIX_Info_s* info, bool* aware) {
-  std::string value, source;
-  if (lookup(info, "mpix_cuda_aware", &value, &source)) return boolean_hint(info, "mpix_cuda_aware", aware);
+  std::string setting;
+  MPIX_TRY(boolean_hint(info, "mpix_cuda_aware", aware, &setting));
+  if (!setting.empty()) return MPIX_SUCCESS;
 #if defined(MPIX_GPU_SUPPORT_CUDA) || defined(MPIX_CUDA_AWARE_SUPPORT)
   // MPICH 4 declares it with MPIX_GPU_SUPPORT_CUDA; Open MPI in <mpi-ext.h>.
   *aware = MPIX_Query_cuda_support() != 0;

@@ -75,16 +75,14 @@ int check_local(const SddeArgs& a, const MPIX_Info* info, MPIX_Comm_s* comm, Sdd
   // recv_nnz / recv_size are outputs (code written for MPI Advance leaves them
   // unset) unless the hint says that the values passed in are the truth.
   bool known = false;
-  MPIX_TRY(boolean_hint(info, "mpix_recv_counts_known", &known));
+  std::string setting;
+  MPIX_TRY(boolean_hint(info, "mpix_recv_counts_known", &known, &setting));
   if (known) {
-    std::string known_value, known_source;
-    lookup(info, "mpix_recv_counts_known", &known_value, &known_source);
     if (*a.recv_nnz < 0)
-      return fail(MPIX_ERR_ARG, format("%s: %s=%s but recv_nnz=%d: must be >= 0", a.name, known_source.c_str(),
-                                       known_value.c_str(), *a.recv_nnz));
+      return fail(MPIX_ERR_ARG, format("%s: %s but recv_nnz=%d: must be >= 0", a.name, setting.c_str(), *a.recv_nnz));
     if (a.op == kAlltoallvCrs && *a.recv_size < 0)
-      return fail(MPIX_ERR_ARG, format("%s: %s=%s but recv_size=%d: must be >= 0", a.name, known_source.c_str(),
-                                       known_value.c_str(), *a.recv_size));
+      return fail(MPIX_ERR_ARG,
+                  format("%s: %s but recv_size=%d: must be >= 0", a.name, setting.c_str(), *a.recv_size));
     call->known_nnz = *a.recv_nnz;
     if (a.op == kAlltoallvCrs) call->known_size = *a.recv_size;
   }
