@@ -135,8 +135,12 @@ class NodeAware : public CarryingStagePlan {
     std::vector<std::vector<long long>> mine(nodes);
     for (int m = 0; m < nodes; ++m)
       for (int d : loc.node_ranks(m)) mine[m].push_back(ex_.send.block_bytes(d));
-    for (int si = 0; si < count; ++si)
-      if (gathered[si] == me) sizes[si] = mine[node];
+    own_index_ = (int)(std::find(gathered.begin(), gathered.end(), me) - gathered.begin());
+    sizes[own_index_] = mine[node];
+    // The own block is copied straight from the send buffer to the receive buffer,
+    // not through A and Z: they would hold it twice, scratch in proportion to a
+    // block that is never sent (a rank that keeps most of its data).
+    sizes[own_index_][local] = 0;
     if (!ex_.uniform) {
       TimeScope sizes_round(TimePhase::metadata);
       const int tag = context.tag + kTagAggregateMeta;
@@ -175,6 +179,7 @@ class NodeAware : public CarryingStagePlan {
     for (int j = 0; j < q; ++j) {
       z_displ[j] = z_bytes;
       for (int s : holders[j]) {
+        if (s == me) continue;
         z_offset_[s] = z_bytes;
         z_bytes += ex_.recv.block_bytes(s);
       }
@@ -203,7 +208,6 @@ class NodeAware : public CarryingStagePlan {
       MPIX_TRY(recvs_.back()->build(pieces, gathered[si]));
       discard_bytes_ += recvs_.back()->carried_bytes();
     }
-    own_index_ = (int)(std::find(gathered.begin(), gathered.end(), me) - gathered.begin());
     own_offset_.resize(q);
     for (int j = 0; j < q; ++j) own_offset_[j] = a_offset[own_index_][j];
 
@@ -257,10 +261,15 @@ class NodeAware : public CarryingStagePlan {
     init_stats.metadata_messages += intra_->init_stats.metadata_messages;
     init_stats.metadata_bytes += intra_->init_stats.metadata_bytes;
 
+    own_staging_ = own_copy_staging(context);
     const int tag = context.tag + kTagAggregate;
+    // The own block is copied while the inter-node messages are on their way.
     stages_.push_back(Stage{[this, tag](std::vector<MPI_Request>& out) {
                               Traffic traffic(comm_, tag);
-                              return post_carried(recvs_, sends_, bit_, traffic, 0, stats, out);
+                              MPIX_TRY(post_carried(recvs_, sends_, bit_, traffic, 0, stats, out));
+                              if (bit_.seen) return MPIX_SUCCESS;
+                              return copy_block(ex_.send.block(ex_.rank), ex_.recv.block(ex_.rank),
+                                                own_staging_.data(), comm_);
                             },
                             [this] {
                               if (bit_.carrying)
@@ -298,7 +307,7 @@ class NodeAware : public CarryingStagePlan {
       // This rank's blocks for its own node go straight into A.
       const std::vector<int>& ranks = members_;
       for (int j = 0; j < (int)ranks.size(); ++j) {
-        if (ex_.send.block_bytes(ranks[j]) == 0) continue;
+        if (ranks[j] == ex_.rank || ex_.send.block_bytes(ranks[j]) == 0) continue;
         MPIX_TRY(pack_block(ex_.send.block(ranks[j]), a_.data() + own_offset_[j], comm_));
       }
       return MPIX_SUCCESS;
@@ -306,14 +315,15 @@ class NodeAware : public CarryingStagePlan {
     after_wait_ = [this] {
       if (bit_.seen) return MPIX_SUCCESS;
       for (int s = 0; s < ex_.size; ++s) {
-        if (ex_.recv.block_bytes(s) == 0) continue;
+        if (s == ex_.rank || ex_.recv.block_bytes(s) == 0) continue;
         MPIX_TRY(unpack_block(z_.data() + z_offset_[s], ex_.recv.block(s), comm_));
       }
       return MPIX_SUCCESS;
     };
     members_ = members;
     carries_ = intra_->carries_change();
-    init_stats.scratch_bytes = a_.size() + z_.size() + send_.staging_bytes() + intra_->init_stats.scratch_bytes;
+    init_stats.scratch_bytes =
+        a_.size() + z_.size() + send_.staging_bytes() + own_staging_.size() + intra_->init_stats.scratch_bytes;
     return MPIX_SUCCESS;
   }
 
@@ -321,7 +331,7 @@ class NodeAware : public CarryingStagePlan {
   Exchange ex_;
   MPI_Comm comm_ = MPI_COMM_NULL;
   ByteSide send_;
-  ScratchBuffer a_, z_;
+  ScratchBuffer a_, z_, own_staging_;
   std::vector<long long> z_offset_, own_offset_;
   std::vector<int> members_;
   int own_index_ = 0;
