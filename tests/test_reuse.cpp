@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <list>
 #include <string>
 #include <vector>
 
@@ -517,5 +518,51 @@ TEST_CASE("a repeated call without the agreement moves started requests on", "[r
     }
     CHECK(all_ranks(call_rc == MPIX_SUCCESS && wait_rc == MPIX_SUCCESS && ex.correct(3) && started.correct(7)));
   }
+  MPIX_Request_free(&request);
+}
+
+// Every blocking call that plans takes new tags; with few tags (MPI_TAG_UB allows as
+// few as 4096 plans' worth), a long run of them came round to the tags of a
+// persistent plan started before them and waited after them, whose messages the
+// calls then received as their own.
+TEST_CASE("blocking calls never take the tags of a started persistent plan", "[reuse][persistent][tags]") {
+  harness::Comm c;
+  const int rank = harness::world_rank();
+  c.comm->tag_slots = 4;
+  // pairwise posts one round at a time, the later ones while the calls below run
+  // (they move started requests on), so its messages are in flight beside theirs.
+  Exchange started;
+  harness::Info pairwise{{"mpix_alltoallv_algorithm", "pairwise"}};
+  harness::Info nonblocking{{"mpix_alltoallv_algorithm", "nonblocking"}};
+  MPIX_Request* request = nullptr;
+  REQUIRE(MPIX_Alltoallv_plan(started.send.data(), started.send_counts.data(), started.send_displs.data(), MPI_INT,
+                              started.recv.data(), started.recv_counts.data(), started.recv_displs.data(), MPI_INT,
+                              pairwise.info, c.comm, &request) == MPIX_SUCCESS);
+  // Each call's buffers are new (all kept alive, so that none is at an address
+  // before), so each plans anew and takes new tags: with 4 slots, the fourth plan
+  // after the persistent one came round to its tags.
+  std::list<Exchange> calls;
+  bool calls_correct = true;
+  const unsigned long long plans = c.comm->plans_created;
+  for (int call = 0; call < 6; ++call) {
+    if (call == 3) {
+      started.fill(7);
+      REQUIRE(MPIX_Start(request) == MPIX_SUCCESS);
+      // Odd ranks go through the rounds they can before the call: their later
+      // rounds' messages to even ranks are sent before the call's, and an even rank
+      // posts the call's receives before those rounds' (pairwise: r - 3 for r).
+      if (rank % 2 == 1) {
+        int done = 0;
+        for (const double begin = MPI_Wtime(); !done && MPI_Wtime() - begin < 0.2;)
+          REQUIRE(MPIX_Test(request, &done, MPI_STATUS_IGNORE) == MPIX_SUCCESS);
+      }
+    }
+    calls.emplace_back();
+    calls_correct = calls_correct && calls.back().run(call, nonblocking.info, c.comm) == MPIX_SUCCESS &&
+                    calls.back().correct(call);
+  }
+  CHECK(c.comm->plans_created - plans == 6);
+  const int wait_rc = MPIX_Wait(request, MPI_STATUS_IGNORE);
+  CHECK(all_ranks(calls_correct && wait_rc == MPIX_SUCCESS && started.correct(7)));
   MPIX_Request_free(&request);
 }

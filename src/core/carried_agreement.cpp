@@ -137,9 +137,6 @@ int read_records(const char* in, int received, int count, int from, const MPIX_C
   return MPIX_SUCCESS;
 }
 
-// The tag of the next plan: no plan that could be active uses it (comm.hpp), and
-// the agreement ends before that plan is made.
-int agreement_tag(const MPIX_Comm_s* comm) { return (int)(comm->plans_created % comm->tag_slots) * 8; }
 
 }  // namespace
 
@@ -202,7 +199,9 @@ int agree_in_bruck_rounds(MPIX_Comm_s* comm, const Agreement& mine, const Exchan
   long long record[kRecordFields];
   encode_carried_record(mine, blocks != nullptr, comm->rank, comm->size, record);
   Dissemination dissemination(ranks, record);
-  const int tag = agreement_tag(comm);
+  // The next blocking plan's tags: no plan that could be active uses them (comm.hpp),
+  // and the agreement ends before that plan is made.
+  const int tag = comm->next_blocking_tag();
   bool complete = blocks != nullptr;  // every message brought blocks
   std::vector<int> chosen;
   for (int distance = 1; distance < ranks; distance <<= 1) {
@@ -297,7 +296,7 @@ int agree_in_lanes(MPIX_Comm_s* comm, const Agreement& mine, const Exchange* blo
   long long record[kRecordFields];
   encode_carried_record(mine, blocks != nullptr, comm->rank, comm->size, record);
   Dissemination node_records(ppn, record);
-  const int tag = agreement_tag(comm);
+  const int tag = comm->next_blocking_tag();
   bool complete = blocks != nullptr;
   std::vector<int> chosen;
   auto count_message = [&](std::size_t sent_bytes, std::size_t block_bytes) {

@@ -62,7 +62,8 @@ struct MPIX_Comm_s {
   mpix::Locality locality;
   mpix::Regions regions;  // inside each node (src/topology/regions.hpp)
   mpix::ScratchPool scratch;
-  unsigned long long plans_created = 0;
+  unsigned long long plans_created = 0;  // persistent_plans + blocking_plans
+  unsigned long long persistent_plans = 0, blocking_plans = 0;
   unsigned long long tag_slots = 4096;  // (MPI_TAG_UB + 1) / 8, read at init
   int live_requests = 0;  // requests whose plans use the pool and the communicators
   std::map<std::string, mpix::TuningTable> tuning_tables;  // by path, read once
@@ -91,10 +92,21 @@ struct MPIX_Comm_s {
 
   // Each plan gets 8 tags of its own, so that plans active at the same time on one
   // communicator never match each other's messages. Plans are created collectively
-  // in the same order everywhere, so every rank hands out the same tags. Tags are
-  // reused only after MPI_TAG_UB / 8 plans (2^25 with MPICH 4.0),
-  // which a request alive that long would have to see start alongside.
-  int next_plan_tag() { return (int)(plans_created++ % tag_slots) * 8; }
+  // in the same order everywhere, so every rank hands out the same tags. Persistent
+  // plans take theirs from the lower half of the tag space, blocking calls (dense,
+  // SDDE, the carried agreement) from the upper half: a blocking call's plan runs
+  // only inside its call, so however many calls a persistent plan outlives (one
+  // started before them and waited after them), none shares its tags. Within a half,
+  // tags come round again after MPI_TAG_UB / 16 plans (2^24 with MPICH 4.0, 2048 at
+  // the least MPI allows), which a persistent plan alive that long would have to see
+  // start alongside.
+  int next_plan_tag(bool persistent) {
+    ++plans_created;
+    const unsigned long long half = tag_slots / 2;
+    return (int)(persistent ? persistent_plans++ % half : half + blocking_plans++ % half) * 8;
+  }
+  // The tag the next blocking call's plan gets (its agreement's, which ends first).
+  int next_blocking_tag() const { return (int)(tag_slots / 2 + blocking_plans % (tag_slots / 2)) * 8; }
 };
 
 namespace mpix {

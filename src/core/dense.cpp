@@ -471,7 +471,7 @@ int plan_dense(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm, Reusabl
                                     &request->device_staging));
     return a.sendbuf == MPI_IN_PLACE ? copy_in_place(comm, &context.exchange, request.get()) : MPIX_SUCCESS;
   }));
-  context.tag = comm->next_plan_tag();
+  context.tag = comm->next_plan_tag(persistent);
   MPIX_TRY(agree_on_step(persistent, a, comm, [&] { return algorithm->create(context, &request->plan); }));
   request->plan->init_stats.scratch_bytes += request->in_place_copy.size();
   if (verbose)

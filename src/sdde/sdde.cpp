@@ -388,7 +388,7 @@ int run(const SddeArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm) {
   SddeContext context;
   context.comm = comm;
   context.mpi_comm = comm->lib_comm;
-  context.tag = comm->next_plan_tag();
+  context.tag = comm->next_plan_tag(false);
   context.call = &call;
   context.locality = shape.locality;
   Inbox inbox(call, comm->lib_comm);

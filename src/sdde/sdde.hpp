@@ -15,7 +15,7 @@
 //   locality.cpp    personalized_loc, nonblocking_loc (algorithms 4, 5)
 //
 // Isolation: every message travels on the library's duplicate communicator
-// (comm->lib_comm) with the call's own tags (8 from comm->next_plan_tag(), handed
+// (comm->lib_comm) with the call's own tags (8 from comm->next_plan_tag(false), handed
 // out after the agreement, so identical on every rank); every probe names one of
 // those tags, never MPI_ANY_TAG. A user's message, even with MPI_ANY_SOURCE and the
 // same tag on the user's communicator, can therefore never be matched, nor can the
