@@ -4,9 +4,15 @@
 #   - libmpix.so.0 is the SONAME, and the library exports the MPIX_ functions only;
 #   - libmpix_interpose.so exports only MPI entry points and imports no MPI_
 #     function (its own traffic goes through PMPI_);
-#   - mpix.pc: a C program builds and runs with `pkg-config --cflags --libs mpix`
-#     (shared) and, with no libmpix.so installed, with `pkg-config --static` alone;
-#   - find_package(mpix) in a CMake project gives mpix::mpix (Debian's cmake);
+#   - libmpix.so.0 needs no CUDA runtime library at run time (it links the static
+#     one), so programs run where the toolkit is not on the loader's path;
+#   - mpix.pc, found where it was installed (here under DESTDIR, so it must be
+#     relocatable): a C program builds and runs with `pkg-config --cflags --libs
+#     mpix` (shared) and, with no libmpix.so installed, with `pkg-config --static`
+#     alone;
+#   - find_package(mpix) in a CMake project gives mpix::mpix (Debian's cmake), in
+#     a C and in a C++-only project; find_package(mpix QUIET) where the MPI's .pc
+#     is not found leaves mpix_FOUND false without stopping the configure;
 #   - the documentation and the examples are installed under share/doc/mpix.
 #   test_packaging.sh BUILD_DIR SOURCE_DIR CC LAUNCHER [ARGS...]
 set -euo pipefail
@@ -36,6 +42,11 @@ exports=$(nm -D --defined-only "$libdir/libmpix.so.0" | awk '{print $3}')
 others=$(grep -v '^MPIX_' <<<"$exports" || true)
 [ -z "$others" ] || fail "libmpix.so.0 exports more than MPIX_ functions: $(head -5 <<<"$others")"
 echo "ok: SONAME libmpix.so.0; $(wc -l <<<"$exports") exported symbols, all MPIX_"
+for lib in "$libdir/libmpix.so.0" "$libdir/libmpix_interpose.so"; do
+  needed=$(readelf -d "$lib" | grep NEEDED | grep -i cuda || true)
+  [ -z "$needed" ] || fail "$(basename "$lib") needs a CUDA library at run time: $needed"
+done
+echo "ok: no CUDA library needed at run time"
 
 # The interposer: MPI entry points out, no MPI_ function in.
 interposer="$libdir/libmpix_interpose.so"
@@ -66,16 +77,29 @@ if command -v cmake >/dev/null; then
   cmake --build "$tmp/cmake" >>"$tmp/cmake.log" 2>&1 || { cat "$tmp/cmake.log"; fail "cmake build"; }
   run_example "$tmp/cmake/consumer"
   [[ "$(ldd "$tmp/cmake/consumer")" == *"$libdir/libmpix.so.0"* ]] || fail "the CMake consumer does not use the installed libmpix.so.0"
-  echo "ok: CMake find_package(mpix) with mpix::mpix builds and runs"
+  cxx_compiler=$(command -v "${CXX:-c++}" || true)
+  if [ -n "$cxx_compiler" ]; then
+    cmake -S "$source/tests/packaging/consumer" -B "$tmp/cmake-cxx" -DCMAKE_PREFIX_PATH="$root" -DMPIX_LANGUAGE=CXX \
+      -DCMAKE_CXX_COMPILER="$cxx_compiler" >"$tmp/cmake-cxx.log" 2>&1 || { cat "$tmp/cmake-cxx.log"; fail "cmake configure (C++)"; }
+    cmake --build "$tmp/cmake-cxx" >>"$tmp/cmake-cxx.log" 2>&1 || { cat "$tmp/cmake-cxx.log"; fail "cmake build (C++)"; }
+    run_example "$tmp/cmake-cxx/consumer"
+  fi
+  mkdir -p "$tmp/no-pc"
+  PKG_CONFIG_LIBDIR="$tmp/no-pc" PKG_CONFIG_PATH="" cmake -S "$source/tests/packaging/consumer" -B "$tmp/cmake-optional" \
+    -DCMAKE_PREFIX_PATH="$root" -DCMAKE_C_COMPILER="$cc" -DMPIX_OPTIONAL=ON >"$tmp/cmake-optional.log" 2>&1 ||
+    { cat "$tmp/cmake-optional.log"; fail "find_package(mpix QUIET) without the MPI's .pc stopped the configure"; }
+  grep -q "mpix found: \(0\|FALSE\)" "$tmp/cmake-optional.log" ||
+    { cat "$tmp/cmake-optional.log"; fail "find_package(mpix QUIET) without the MPI's .pc did not leave mpix_FOUND false"; }
+  echo "ok: CMake find_package(mpix) with mpix::mpix builds and runs (C, C++-only); QUIET without MPI's .pc goes on"
 else
   echo "skip: cmake not found"
 fi
 
-# pkg-config, shared then static. The .pc names the configured prefix; it is
-# pointed at the staged install.
-mkdir -p "$tmp/pc"
-sed "s|^prefix=.*|prefix=$root|" "$libdir/pkgconfig/mpix.pc" >"$tmp/pc/mpix.pc"
-export PKG_CONFIG_PATH="$tmp/pc${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
+# pkg-config, shared then static, from where mpix.pc was installed: relocatable,
+# it finds the staged install from its own place.
+export PKG_CONFIG_PATH="$libdir/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
+[[ "$(pkg-config --variable=libdir mpix)" -ef "$libdir" ]] ||
+  fail "mpix.pc under DESTDIR names libdir $(pkg-config --variable=libdir mpix), not $libdir: not relocatable"
 # shellcheck disable=SC2046
 "$cc" "$example" -o "$tmp/shared" $(pkg-config --cflags --libs mpix) -Wl,-rpath,"$libdir"
 run_example "$tmp/shared"

@@ -28,8 +28,14 @@ if command -v cmake >/dev/null; then
   if ldd "$work/cmake/consumer" | grep -q 'libmpi\.so\.40'; then
     echo "FAIL: the CMake consumer of a -Dmpi=wrappers (MPICH) build links Open MPI"; ldd "$work/cmake/consumer"; exit 1
   fi
-  LD_LIBRARY_PATH="$work/root$prefix/$(meson introspect --buildoptions "$work/build" | python3 -c \
-    'import json, sys; print(next(o["value"] for o in json.load(sys.stdin) if o["name"] == "libdir"))')" \
-    mpiexec.mpich -n 2 "$work/cmake/consumer" > "$work/cmake-run.log"
+  libdir="$work/root$prefix/$(meson introspect --buildoptions "$work/build" | python3 -c \
+    'import json, sys; print(next(o["value"] for o in json.load(sys.stdin) if o["name"] == "libdir"))')"
+  LD_LIBRARY_PATH="$libdir" mpiexec.mpich -n 2 "$work/cmake/consumer" > "$work/cmake-run.log"
+  # A C++-only project: FindMPI's C component needs the C language, so the
+  # package asks for the C++ one there.
+  cmake -S "$src/tests/packaging/consumer" -B "$work/cmake-cxx" -DCMAKE_PREFIX_PATH="$work/root$prefix" \
+    -DMPIX_LANGUAGE=CXX > "$work/cmake-cxx.log" 2>&1 || { cat "$work/cmake-cxx.log"; exit 1; }
+  cmake --build "$work/cmake-cxx" >> "$work/cmake-cxx.log" 2>&1 || { cat "$work/cmake-cxx.log"; exit 1; }
+  LD_LIBRARY_PATH="$libdir" mpiexec.mpich -n 2 "$work/cmake-cxx/consumer" > "$work/cmake-cxx-run.log"
 fi
-echo "ok: -Dmpi=wrappers builds libmpix.so.0 with MPI from mpicc/mpicxx; the example runs against it, also through CMake"
+echo "ok: -Dmpi=wrappers builds libmpix.so.0 with MPI from mpicc/mpicxx; the example runs against it, also through CMake (C and C++-only)"
