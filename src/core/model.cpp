@@ -28,11 +28,12 @@ std::string bytes_text(double bytes) {
 std::string ExchangeFacts::describe() const {
   std::string layout = equal_nodes() ? format("%dx%d", nodes, max_ppn)
                                      : format("%d of %d..%d ranks", nodes, min_ppn, max_ppn);
-  return format("P=%d nodes=%s %s max_block=%s min_block=%s mean_block=%s max_rank_send=%s nonempty=%.2f "
-                "intra_node=%.2f%s%s%s%s",
+  return format("P=%d nodes=%s %s max_block=%s min_block=%s mean_block=%s total_bytes=%s max_rank_send=%s "
+                "max_rank_recv=%s nonempty=%.2f intra_node=%.2f%s%s%s%s",
                 ranks, layout.c_str(), uniform ? "alltoall" : "alltoallv", bytes_text((double)max_block).c_str(),
                 bytes_text((double)min_block).c_str(), bytes_text(mean_block()).c_str(),
-                bytes_text((double)max_rank_send).c_str(), nonempty_fraction(), intra_fraction(),
+                bytes_text((double)total_bytes).c_str(), bytes_text((double)max_rank_send).c_str(),
+                bytes_text((double)max_rank_recv).c_str(), nonempty_fraction(), intra_fraction(),
                 contiguous ? "" : " non-contiguous", in_place ? " in-place" : "", persistent ? " persistent" : "",
                 direct_copy ? " direct-copy" : "");
 }
