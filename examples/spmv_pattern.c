@@ -12,6 +12,9 @@
  *   mpiexec.mpich -n 4 ./spmv_pattern matrix.mtx [algorithm]
  *   (mpix outside the loader's default path: see alltoallv_basic.c)
  *
+ * Any Matrix Market file does; the install has west0132.mtx beside this file
+ * (HB/west0132 of the SuiteSparse Matrix Collection, https://sparse.tamu.edu).
+ *
  * The optional algorithm is one of MPIX_Alltoallv_crs's (personalized, nonblocking,
  * personalized_loc, nonblocking_loc); without it the library chooses. The product is
  * checked against a serial one on every rank; the exit status is 0 if it matches.

@@ -58,7 +58,8 @@ imported=$(nm -D --undefined-only "$interposer" | awk '{print $2}' | grep -E '^M
 echo "ok: libmpix_interpose.so exports MPI entry points only and calls PMPI_ only"
 
 # Documentation and examples.
-for f in share/doc/mpix/README.md share/doc/mpix/docs/user-guide.md share/doc/mpix/examples/alltoallv_basic.c; do
+for f in share/doc/mpix/README.md share/doc/mpix/docs/user-guide.md share/doc/mpix/examples/alltoallv_basic.c \
+  share/doc/mpix/examples/spmv_pattern.c share/doc/mpix/examples/west0132.mtx; do
   [ -f "$root/$f" ] || fail "$f is not installed"
 done
 echo "ok: documentation and examples under share/doc/mpix"
