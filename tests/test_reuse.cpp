@@ -8,7 +8,7 @@
 // mpix_plan_reuse=false on one rank turns it off for all without a hang; bad
 // arguments still fail on every rank; the communicator's functions see no request
 // of the user's in a kept plan. Plans made and agreements made are counted by the
-// communicator (plans_created, agreements).
+// communicator (plans_created(), agreements).
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -78,11 +78,11 @@ struct Made {
 // Calls `ex` on every rank; true on every rank when all succeeded with MPI's result
 // and every rank made what `made` says.
 bool run_counted(Exchange& ex, int call, MPIX_Info* info, MPIX_Comm* comm, Made made) {
-  const Made before{comm->plans_created, comm->agreements};
+  const Made before{comm->plans_created(), comm->agreements};
   const int rc = ex.run(call, info, comm);
   INFO("call " << call << ": " << MPIX_Last_error_message());
   CHECK(rc == MPIX_SUCCESS);
-  const Made after{comm->plans_created - before.plans, comm->agreements - before.agreements};
+  const Made after{comm->plans_created() - before.plans, comm->agreements - before.agreements};
   INFO("plans " << after.plans << " agreements " << after.agreements);
   const bool ok = all_ranks(rc == MPIX_SUCCESS && ex.correct(call) && after.plans == made.plans &&
                             after.agreements == made.agreements);
@@ -194,10 +194,10 @@ TEST_CASE("a repeated blocking call runs its plan again, with the new data", "[r
     harness::Comm c;
     harness::Info info{{"mpix_alltoallv_algorithm", algorithm}};
     Exchange ex;
-    const unsigned long long before = c.comm->plans_created;
+    const unsigned long long before = c.comm->plans_created();
     CHECK(ex.run(0, info.info, c.comm) == MPIX_SUCCESS);
     CHECK(all_ranks(ex.correct(0)));
-    CHECK(c.comm->plans_created - before >= 1);
+    CHECK(c.comm->plans_created() - before >= 1);
     run_counted(ex, 1, info.info, c.comm, kReused);
     for (int call = 2; call < 5; ++call) run_counted(ex, call, info.info, c.comm, again(algorithm));
   }
@@ -354,18 +354,18 @@ TEST_CASE("alltoall and alltoallv keep a plan each", "[reuse]") {
     };
     CHECK(alltoall(0));
     run_counted(ex, 0, info.info, c.comm, kPlanned);
-    const Made before{c.comm->plans_created, c.comm->agreements};
+    const Made before{c.comm->plans_created(), c.comm->agreements};
     for (int call = 1; call < 3; ++call) {
       CHECK(alltoall(call));
       run_counted(ex, call, info.info, c.comm, call == 1 ? kReused : again(algorithm));
     }
-    CHECK(c.comm->plans_created == before.plans);
+    CHECK(c.comm->plans_created() == before.plans);
     CHECK(c.comm->agreements - before.agreements == 2 * (kReused.agreements + again(algorithm).agreements));
     // The same buffers, one int per block: a new plan, and its result.
-    const unsigned long long plans = c.comm->plans_created;
+    const unsigned long long plans = c.comm->plans_created();
     for (int j = 0; j < ex.size; ++j) send[j] = Exchange::value(3, ex.rank, j, 0);
     REQUIRE(MPIX_Alltoall(send.data(), 1, MPI_INT, recv.data(), 1, MPI_INT, info.info, c.comm) == MPIX_SUCCESS);
-    bool ok = c.comm->plans_created == plans + 1;
+    bool ok = c.comm->plans_created() == plans + 1;
     for (int j = 0; j < ex.size; ++j) ok = ok && recv[j] == Exchange::value(3, j, ex.rank, 0);
     CHECK(all_ranks(ok));
   }
@@ -380,13 +380,13 @@ TEST_CASE("in place, a repeated call reuses its plan after the agreement", "[reu
     std::vector<int> data(size * 2);
     for (int call = 0; call < 3; ++call) {
       for (int j = 0; j < size * 2; ++j) data[j] = Exchange::value(call, rank, j / 2, j % 2);
-      const Made before{c.comm->plans_created, c.comm->agreements};
+      const Made before{c.comm->plans_created(), c.comm->agreements};
       CHECK(MPIX_Alltoall(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, data.data(), 2, MPI_INT, info.info, c.comm) ==
             MPIX_SUCCESS);
       bool ok = true;
       for (int j = 0; j < size * 2; ++j) ok = ok && data[j] == Exchange::value(call, j / 2, rank, j % 2);
       CHECK(all_ranks(ok));
-      CHECK(c.comm->plans_created - before.plans == (call == 0 ? 1u : 0u));
+      CHECK(c.comm->plans_created() - before.plans == (call == 0 ? 1u : 0u));
       CHECK(c.comm->agreements - before.agreements == 1u);
     }
   }
@@ -543,7 +543,7 @@ TEST_CASE("blocking calls never take the tags of a started persistent plan", "[r
   // after the persistent one came round to its tags.
   std::list<Exchange> calls;
   bool calls_correct = true;
-  const unsigned long long plans = c.comm->plans_created;
+  const unsigned long long plans = c.comm->plans_created();
   for (int call = 0; call < 6; ++call) {
     if (call == 3) {
       started.fill(7);
@@ -561,7 +561,7 @@ TEST_CASE("blocking calls never take the tags of a started persistent plan", "[r
     calls_correct = calls_correct && calls.back().run(call, nonblocking.info, c.comm) == MPIX_SUCCESS &&
                     calls.back().correct(call);
   }
-  CHECK(c.comm->plans_created - plans == 6);
+  CHECK(c.comm->plans_created() - plans == 6);
   const int wait_rc = MPIX_Wait(request, MPI_STATUS_IGNORE);
   CHECK(all_ranks(calls_correct && wait_rc == MPIX_SUCCESS && started.correct(7)));
   MPIX_Request_free(&request);

@@ -137,7 +137,6 @@ int read_records(const char* in, int received, int count, int from, const MPIX_C
   return MPIX_SUCCESS;
 }
 
-
 }  // namespace
 
 Dissemination::Dissemination(int ranks, const long long* own) : ranks_(ranks) {

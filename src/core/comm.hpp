@@ -62,8 +62,7 @@ struct MPIX_Comm_s {
   mpix::Locality locality;
   mpix::Regions regions;  // inside each node (src/topology/regions.hpp)
   mpix::ScratchPool scratch;
-  unsigned long long plans_created = 0;  // persistent_plans + blocking_plans
-  unsigned long long persistent_plans = 0, blocking_plans = 0;
+  unsigned long long persistent_plans = 0, blocking_plans = 0;  // made so far
   unsigned long long tag_slots = 4096;  // (MPI_TAG_UB + 1) / 8, read at init
   int live_requests = 0;  // requests whose plans use the pool and the communicators
   std::map<std::string, mpix::TuningTable> tuning_tables;  // by path, read once
@@ -101,12 +100,14 @@ struct MPIX_Comm_s {
   // the least MPI allows), which a persistent plan alive that long would have to see
   // start alongside.
   int next_plan_tag(bool persistent) {
-    ++plans_created;
-    const unsigned long long half = tag_slots / 2;
-    return (int)(persistent ? persistent_plans++ % half : half + blocking_plans++ % half) * 8;
+    if (persistent) return (int)(persistent_plans++ % (tag_slots / 2)) * 8;
+    const int tag = next_blocking_tag();
+    ++blocking_plans;
+    return tag;
   }
   // The tag the next blocking call's plan gets (its agreement's, which ends first).
   int next_blocking_tag() const { return (int)(tag_slots / 2 + blocking_plans % (tag_slots / 2)) * 8; }
+  unsigned long long plans_created() const { return persistent_plans + blocking_plans; }
 };
 
 namespace mpix {
