@@ -233,16 +233,7 @@ bool carries_blocks(Op op, const Exchange& ex, const Hints& hints, const Agreeme
 // receive side moved onto the copy.
 int copy_in_place(MPIX_Comm_s* comm, Exchange* ex, MPIX_Request_s* request) {
   MPI_Aint lo = 0, hi = 0;
-  bool any = false;
-  for (int i = 0; i < comm->size; ++i) {
-    if (ex->recv.block_bytes(i) == 0) continue;
-    MPI_Aint start = (MPI_Aint)ex->recv.displs[i] * ex->recv.layout.extent;
-    MPI_Aint block_lo = start + ex->recv.layout.span_lo(ex->recv.counts[i]);
-    MPI_Aint block_hi = start + ex->recv.layout.span_hi(ex->recv.counts[i]);
-    lo = any ? std::min(lo, block_lo) : block_lo;
-    hi = any ? std::max(hi, block_hi) : block_hi;
-    any = true;
-  }
+  const bool any = ex->recv.byte_span(&lo, &hi);
   if (any && !ex->recv.buf) {
     // MPI_BOTTOM: the blocks' addresses are absolute, so a send buffer "the copy
     // minus lo" would wrap around the address space. The send side is MPI_BOTTOM

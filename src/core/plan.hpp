@@ -33,6 +33,19 @@ struct BufferSide {
 
   Block block(int peer) const { return Block{buf + displs[peer] * layout.extent, counts[peer], &layout}; }
   long long block_bytes(int peer) const { return (long long)counts[peer] * layout.size; }
+  // The byte range [*lo, *hi), from buf, that the blocks with data touch; false
+  // when no block has any.
+  bool byte_span(MPI_Aint* lo, MPI_Aint* hi) const {
+    bool any = false;
+    for (std::size_t i = 0; i < counts.size(); ++i) {
+      if (block_bytes((int)i) == 0) continue;
+      const MPI_Aint start = displs[i] * layout.extent;
+      *lo = any ? std::min(*lo, start + layout.span_lo(counts[i])) : start + layout.span_lo(counts[i]);
+      *hi = any ? std::max(*hi, start + layout.span_hi(counts[i])) : start + layout.span_hi(counts[i]);
+      any = true;
+    }
+    return any;
+  }
 };
 
 // A dense exchange: alltoall is the same description with `uniform` set, so an
