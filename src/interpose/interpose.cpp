@@ -34,6 +34,7 @@ std::mutex cache_mutex;
 int comm_keyval = MPI_KEYVAL_INVALID;      // the MPIX_Comm of a communicator
 std::vector<MPI_Comm> cached_comms;        // communicators holding an MPIX_Comm, oldest first
 std::set<std::string> reported;            // fallbacks already reported (MPIX_VERBOSE)
+bool finalizing = false;                   // delete_at_finalize ran: calls go to MPI
 
 // The attribute of a communicator on which some rank's MPIX_Comm_init failed: all
 // ranks call PMPI_ there. The address of a byte of ours, never an MPIX_Comm.
@@ -67,6 +68,10 @@ int delete_comm(MPI_Comm comm, int, void* value, void*) {
 // here, while MPI can still free their duplicates. Open MPI's Fortran MPI_FINALIZE
 // calls PMPI_Finalize directly, so a wrapper of MPI_Finalize would not do.
 int delete_at_finalize(MPI_Comm, int, void*, void*) {
+  {
+    std::lock_guard<std::mutex> lock(cache_mutex);
+    finalizing = true;
+  }
   free_all_persistent();
   std::vector<MPI_Comm> comms;
   {
@@ -79,7 +84,10 @@ int delete_at_finalize(MPI_Comm, int, void*, void*) {
   return MPI_SUCCESS;
 }
 
-// Under cache_mutex.
+// Under cache_mutex. MPI_Finalize deletes MPI_COMM_SELF's attributes in the reverse
+// order of their setting, so the earlier this runs (MPI_Init), the later the
+// requests and communicators are freed: after the delete callbacks of the
+// program's own libraries, which may still make and free exchanges.
 int create_keyvals() {
   if (comm_keyval != MPI_KEYVAL_INVALID) return MPI_SUCCESS;
   int rc = PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_comm, &comm_keyval, nullptr);
@@ -93,6 +101,14 @@ int create_keyvals() {
 }
 
 }  // namespace
+
+int initialized(int init_rc) {
+  if (init_rc == MPI_SUCCESS && enabled()) {
+    std::lock_guard<std::mutex> lock(cache_mutex);
+    create_keyvals();  // see create_keyvals; else at the first exchange
+  }
+  return init_rc;
+}
 
 bool enabled() {
   static const bool on = !mpix::environment_says_off("MPIX_INTERPOSE");
@@ -228,6 +244,17 @@ void report_routed(MPI_Comm comm, const char* function, const std::string& what)
 
 MPIX_Comm* mpix_comm_of(MPI_Comm comm, const char* function) {
   if (!enabled()) return nullptr;
+  // MPI-4's Sessions make communicators without MPI_Init, where MPI_COMM_SELF and
+  // MPI_COMM_WORLD, which mpix and this file use, do not exist; and after the
+  // finalize callback (its requests and communicators freed) a call made from
+  // another library's callback would leave a communicator no one frees.
+  int initialized = 0, finalized = 0;
+  PMPI_Initialized(&initialized);
+  PMPI_Finalized(&finalized);
+  {
+    std::lock_guard<std::mutex> lock(cache_mutex);
+    if (!initialized || finalized || finalizing) return nullptr;
+  }
   if (comm == MPI_COMM_NULL) {
     report_fallback(comm, function, "MPI_COMM_NULL");
     return nullptr;
@@ -309,6 +336,12 @@ int alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[], 
 using namespace mpix_interpose;
 
 extern "C" {
+
+int MPI_Init(int* argc, char*** argv) { return initialized(PMPI_Init(argc, argv)); }
+
+int MPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
+  return initialized(PMPI_Init_thread(argc, argv, required, provided));
+}
 
 int MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                  MPI_Datatype recvtype, MPI_Comm comm) {

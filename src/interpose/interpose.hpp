@@ -12,6 +12,10 @@ namespace mpix_interpose {
 // MPIX_INTERPOSE=0 in the environment turns the interposer off (same on all ranks).
 bool enabled();
 
+// After MPI_Init(_thread) returned `init_rc`: the finalize callback is set on
+// MPI_COMM_SELF first, so that it runs last. Returns `init_rc`.
+int initialized(int init_rc);
+
 // The MPIX_Comm for `comm`, made on first use (collective: call it from a
 // collective on `comm`); nullptr when mpix does not handle `comm`, reported under
 // MPIX_VERBOSE with `function`'s name. Freed with `comm` or in MPI_Finalize.

@@ -35,6 +35,9 @@ namespace {
 struct Persistent {
   MPIX_Request* request = nullptr;
   bool active = false;
+  // MPI_Request_get_status saw it complete: it stays active (MPI_Start refuses it)
+  // until a test or wait completes it for the program.
+  bool complete = false;
   MPI_Comm comm = MPI_COMM_NULL;                 // the program's, until it frees it
   MPI_Errhandler handler = MPI_ERRHANDLER_NULL;  // comm's when it was freed
 };
@@ -71,8 +74,8 @@ bool any_persistent(int count, const MPI_Request requests[]) {
 // A failure of `p`'s request, raised on the communicator it was made on, whose
 // handler the program chose for its operations there (MPICH 4.0.2 itself raises
 // MPI_Start's errors on MPI_COMM_WORLD), with mpix's last message.
-int fail_request(const Persistent& p, const char* function, int error_class) {
-  const std::string message = MPIX_Last_error_message();
+int fail_request(const Persistent& p, const char* function, int error_class,
+                 const std::string& message = MPIX_Last_error_message()) {
   if (p.comm != MPI_COMM_NULL) return raise_error(p.comm, function, error_class, message);
   // The program freed the communicator, which MPI allows while the request lives,
   // and MPI would still call its handler: only a communicator of ours can carry
@@ -101,13 +104,30 @@ MPI_Status* status_at(MPI_Status statuses[], int i) {
   return statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[i];
 }
 
-// MPIX_Test on an active mpix request; *flag when it completed now.
+// The status of a request with nothing to complete: empty (a wait on an inactive
+// mpix request returns at once).
+void empty_status(const Persistent& p, MPI_Status* status) { MPIX_Wait(p.request, status); }
+
+// Whether the mpix request of active `p` completed, without completing `p`
+// (MPI_Request_get_status).
+int poll(Persistent* p, const char* function, MPI_Status* status) {
+  if (p->complete) {
+    empty_status(*p, status);
+    return MPI_SUCCESS;
+  }
+  int flag = 0, rc = MPIX_Test(p->request, &flag, status);
+  p->complete = flag;
+  return rc == MPIX_SUCCESS ? MPI_SUCCESS : fail_request(*p, function, mpi_class(rc));
+}
+
+// A test of active `p`; *flag when it completed now, and then `p` is inactive.
 int test_one(Persistent* p, const char* function, int* flag, MPI_Status* status) {
   *flag = 0;
   if (!p->active) return MPI_SUCCESS;
-  int rc = MPIX_Test(p->request, flag, status);
-  if (*flag) p->active = false;
-  return rc == MPIX_SUCCESS ? MPI_SUCCESS : fail_request(*p, function, mpi_class(rc));
+  const int rc = poll(p, function, status);
+  *flag = p->complete;
+  if (*flag) p->active = p->complete = false;
+  return rc;
 }
 
 int make_persistent(MPIX_Request* mpix_request, MPI_Comm comm, MPI_Request* request) {
@@ -123,7 +143,7 @@ int make_persistent(MPIX_Request* mpix_request, MPI_Comm comm, MPI_Request* requ
       return rc;
     }
   }
-  persistent_requests[*request] = Persistent{mpix_request, false, comm, MPI_ERRHANDLER_NULL};
+  persistent_requests[*request] = Persistent{mpix_request, false, false, comm, MPI_ERRHANDLER_NULL};
   ++persistent_count;
   return MPI_SUCCESS;
 }
@@ -300,6 +320,9 @@ int MPI_Start(MPI_Request* request) {
     return PMPI_Start(request);
   }
   const bool was_active = p->active;
+  if (p->complete)  // its mpix request is done, and would start
+    return fail_request(*p, "MPI_Start", MPI_ERR_REQUEST,
+                        "the request is active (complete, but not yet completed by a test or wait)");
   int rc = MPIX_Start(p->request);
   if (rc == MPIX_SUCCESS) {
     p->active = true;
@@ -323,7 +346,7 @@ int MPI_Startall(int count, MPI_Request requests[]) {
 int MPI_Wait(MPI_Request* request, MPI_Status* status) {
   Persistent* p = find(*request);
   if (!p) return PMPI_Wait(request, status);
-  p->active = false;
+  p->active = p->complete = false;
   int rc = MPIX_Wait(p->request, status);
   return rc == MPIX_SUCCESS ? MPI_SUCCESS : fail_request(*p, "MPI_Wait", mpi_class(rc));
 }
@@ -331,15 +354,24 @@ int MPI_Wait(MPI_Request* request, MPI_Status* status) {
 int MPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
   Persistent* p = find(*request);
   if (!p) return PMPI_Test(request, flag, status);
-  int rc = MPIX_Test(p->request, flag, status);
-  if (*flag) p->active = false;
-  return rc == MPIX_SUCCESS ? MPI_SUCCESS : fail_request(*p, "MPI_Test", mpi_class(rc));
+  if (p->active) return test_one(p, "MPI_Test", flag, status);
+  *flag = 1;
+  empty_status(*p, status);
+  return MPI_SUCCESS;
 }
 
 int MPI_Request_get_status(MPI_Request request, int* flag, MPI_Status* status) {
   Persistent* p = find(request);
   if (!p) return PMPI_Request_get_status(request, flag, status);
-  return MPI_Test(&request, flag, status);
+  // Unlike a test, it leaves the request active until a test or wait completes it.
+  if (!p->active) {
+    *flag = 1;
+    empty_status(*p, status);
+    return MPI_SUCCESS;
+  }
+  const int rc = poll(p, "MPI_Request_get_status", status);
+  *flag = p->complete;
+  return rc;
 }
 
 int MPI_Testall(int count, MPI_Request requests[], int* flag, MPI_Status statuses[]) {
@@ -379,7 +411,7 @@ int MPI_Testall(int count, MPI_Request requests[], int* flag, MPI_Status statuse
     split.copy_back(requests);
     for (int i = 0; i < count && statuses != MPI_STATUSES_IGNORE; ++i) {
       if (split.mine[i])
-        MPIX_Wait(split.mine[i]->request, &statuses[i]);  // inactive: an empty status
+        empty_status(*split.mine[i], &statuses[i]);
       else
         statuses[i] = split.statuses[i];
     }

@@ -22,6 +22,12 @@ them); with MPIX_VERBOSE=1, mpix's message of that start. With arguments wrong o
 one rank only, where MPI hangs: with the interposer, every rank fails the call. Then the same start under
 the default handler: the run ends there in both, and with the interposer mpix's
 message is on stderr.
+MODE lifecycle: lifecycle.c, 3 ranks, without and with the interposer, the same
+lines: MPI_Request_get_status leaves a persistent request active for the completion
+after it (MPI 4), a delete callback on MPI_COMM_SELF that MPI_Finalize runs makes
+persistent and blocking exchanges, and (MPI 4) a communicator of a session, without
+MPI_Init, exchanges. With the interposer, MPIX_VERBOSE shows that mpix made the
+persistent request.
 MODE valgrind: the C program at 2 ranks under valgrind with the interposer: no
 block that mpix's code allocated is lost (MPI's own losses are MPI's).
 Exit 77 (skipped) when the Fortran compiler or valgrind is missing.
@@ -240,6 +246,20 @@ def mode_fortran(interposer, fortran_compiler, launcher):
                           r"^\[mpix\] interpose: MPI_Alltoallv_init: called by MPICH's Fortran library"])
 
 
+def mode_lifecycle(interposer, program, launcher):
+    for args in (["world"], ["session"]):
+        reference, _ = run(launcher, 3, program, args)
+        if not reference and args == ["session"]:
+            print("ok: lifecycle: no MPI 4 Sessions in this MPI; not run")
+            continue
+        if any(re.search(r"rc=[1-9]|right=0|refused=0|index=-1", line) for line in reference):
+            sys.exit("FAIL: lifecycle %s: wrong without the interposer:\n%s" % (args[0], "\n".join(reference)))
+        lines, stderr = run(launcher, 3, program, args, {"LD_PRELOAD": interposer, "MPIX_VERBOSE": "1"})
+        compare(f"lifecycle {args[0]}", reference, lines)
+        if any("get_status" in line for line in reference):
+            expect_lines("lifecycle", stderr, [r"^\[mpix\] interpose: MPI_Alltoallv_init: an mpix persistent request"])
+
+
 def mode_valgrind(interposer, program, launcher):
     if not shutil.which("valgrind"):
         print("skip: valgrind not found")
@@ -286,6 +306,8 @@ def main():
         mode_errors(interposer, program, launcher)
     elif mode == "linked":
         mode_linked(interposer, program, launcher)
+    elif mode == "lifecycle":
+        mode_lifecycle(interposer, program, launcher)
     elif mode == "valgrind":
         mode_valgrind(interposer, program, launcher)
     else:
