@@ -63,6 +63,22 @@ int main(int argc, char** argv) {
     other.join();
     check(rc == MPIX_ERR_ARG && message.find("thread other than MPI's main one") != std::string::npos,
           "a call from another thread under MPI_THREAD_FUNNELED");
+    // The communicator calls make MPI calls too: refused alike.
+    MPIX_Comm* second = nullptr;
+    std::thread init([&] {
+      rc = MPIX_Comm_init(&second, MPI_COMM_WORLD);
+      message = MPIX_Last_error_message();
+    });
+    init.join();
+    check(rc == MPIX_ERR_ARG && second == nullptr && message.find("MPIX_Comm_init: called from a thread other") == 0,
+          "MPIX_Comm_init from another thread under MPI_THREAD_FUNNELED");
+    std::thread update([&] {
+      rc = MPIX_Comm_update_locality(comm, 0);
+      message = MPIX_Last_error_message();
+    });
+    update.join();
+    check(rc == MPIX_ERR_ARG && message.find("thread other than MPI's main one") != std::string::npos,
+          "MPIX_Comm_update_locality from another thread under MPI_THREAD_FUNNELED");
   } else if (provided < MPI_THREAD_MULTIPLE) {
     // Rank 0's main thread waits inside an exchange that rank 1 joins late; its
     // other thread calls meanwhile and is refused. (Only the thread-safe MPI

@@ -158,8 +158,10 @@ int MPIX_Info_free(MPIX_Info** info);
  *  A blocking call that repeats the previous blocking call of its operation on
  *  @p comm on every rank (the same buffers, counts, displacements, datatypes and
  *  hints; any contents) runs that call's plan again: it pays the agreement but not
- *  the planning, and with bruck, tuna, tuna_carried and tuna_hier_* (not in place)
- *  not the agreement either, from the third identical call on.
+ *  the planning, and (not in place) not the agreement either, from the third
+ *  identical call on, where the plan's own messages can tell every rank of a change:
+ *  bruck, tuna, tuna_carried, tuna_hier_*, node_aware and the direct exchanges
+ *  (docs/user-guide.md, "Plan reuse by blocking calls").
  *  The plan is kept until a call differs, @p comm's node or region layout changes,
  *  or @p comm is freed; mpix_plan_reuse=false keeps none. */
 /**@{*/

@@ -3,7 +3,8 @@
 #include <mpi.h>
 
 #include <cstdlib>
-#include <cstring>
+
+#include "info.hpp"
 
 namespace mpix {
 
@@ -30,7 +31,7 @@ const char* time_phase_name(TimePhase phase) {
 
 bool read_breakdown_setting() {
   const char* text = std::getenv("MPIX_BREAKDOWN");
-  breakdown_state = text && *text && std::strcmp(text, "0") != 0 ? 1 : 0;
+  breakdown_state = text && *text && !environment_says_off("MPIX_BREAKDOWN") ? 1 : 0;
   return breakdown_state > 0;
 }
 

@@ -33,8 +33,21 @@ static int agree_layout(MPI_Comm comm, const char* name, int local_rc, int ppn) 
   return MPIX_SUCCESS;
 }
 
+// Frees what `c` holds and `c`; MPI is running.
+static void free_comm(MPIX_Comm_s* c) {
+  c->regions.free_comms();
+  c->locality.free_comms();
+  free_agreement(c);
+  if (c->sdde_window.win != MPI_WIN_NULL) MPI_Win_free(&c->sdde_window.win);  // SDDE rma
+  if (c->lib_comm != MPI_COMM_NULL) MPI_Comm_free(&c->lib_comm);
+  delete c;
+}
+
+// The communicator calls make MPI calls: the thread level's rules (LibraryEntry)
+// apply to them as to the exchanges.
 extern "C" int MPIX_Comm_init(MPIX_Comm** comm, MPI_Comm mpi_comm) {
-  MPIX_TRY(check_mpi_running("MPIX_Comm_init"));
+  LibraryEntry entry("MPIX_Comm_init");
+  MPIX_TRY(entry.rc());
   // A NULL `comm` on some ranks fails in the agreement below, with the others.
   int rc = MPIX_SUCCESS;
   if (comm) *comm = nullptr;
@@ -78,7 +91,7 @@ extern "C" int MPIX_Comm_init(MPIX_Comm** comm, MPI_Comm mpi_comm) {
   }
   if (rc == MPIX_SUCCESS) rc = choose_carry_pattern(c);
   if (rc != MPIX_SUCCESS) {
-    MPIX_Comm_free(&c);
+    free_comm(c);
     return finish_call("MPIX_Comm_init", rc);  // "MPIX_PPN=two ..." gets the call's name
   }
   *comm = c;
@@ -89,25 +102,22 @@ extern "C" int MPIX_Comm_free(MPIX_Comm** comm) {
   if (!comm || !*comm) return fail(MPIX_ERR_ARG, "MPIX_Comm_free: comm is NULL");
   // After MPI_Finalize its communicators are gone, and freeing them would abort:
   // nothing is freed (the process is ending).
-  MPIX_TRY(check_mpi_running("MPIX_Comm_free"));
+  LibraryEntry entry("MPIX_Comm_free");
+  MPIX_TRY(entry.rc());
   MPIX_Comm_s* c = *comm;
   release_reusable_plans(c);
   if (c->live_requests > 0)
     return fail(MPIX_ERR_ARG, format("MPIX_Comm_free: %d persistent request(s) still use this communicator; "
                                      "free them first", c->live_requests));
-  c->regions.free_comms();
-  c->locality.free_comms();
-  free_agreement(c);
-  if (c->sdde_window.win != MPI_WIN_NULL) MPI_Win_free(&c->sdde_window.win);  // SDDE rma
-  if (c->lib_comm != MPI_COMM_NULL) MPI_Comm_free(&c->lib_comm);
-  delete c;
+  free_comm(c);
   *comm = nullptr;
   return MPIX_SUCCESS;
 }
 
 extern "C" int MPIX_Comm_update_locality(MPIX_Comm* comm, int ppn) {
   if (!comm) return fail(MPIX_ERR_ARG, "MPIX_Comm_update_locality: comm is NULL");
-  MPIX_TRY(check_mpi_running("MPIX_Comm_update_locality"));
+  LibraryEntry entry("MPIX_Comm_update_locality");
+  MPIX_TRY(entry.rc());
   // Plans keep the node layout and the node communicators they were made with.
   int rc = MPIX_SUCCESS;
   release_reusable_plans(comm);

@@ -167,7 +167,8 @@ extern "C" int MPIX_Test(MPIX_Request* request, int* flag, MPI_Status* status) {
 extern "C" int MPIX_Request_free(MPIX_Request** request) {
   if (!request || !*request) return fail(MPIX_ERR_ARG, "MPIX_Request_free: request is NULL");
   if ((*request)->active) return fail(MPIX_ERR_ARG, "MPIX_Request_free: request is active; MPIX_Wait first");
-  MPIX_TRY(check_mpi_running("MPIX_Request_free"));  // its MPI objects: see MPIX_Comm_free
+  LibraryEntry entry("MPIX_Request_free");  // its MPI objects: see MPIX_Comm_free
+  MPIX_TRY(entry.rc());
   delete *request;
   *request = nullptr;
   return MPIX_SUCCESS;

@@ -10,6 +10,7 @@
 #include <fstream>
 
 #include "../core/error.hpp"
+#include "../core/info.hpp"
 #include "device.hpp"
 
 namespace mpix {
@@ -136,8 +137,7 @@ int DirectCopy::setup(MPI_Comm comm) {
     cma_ = true;
     direction_ = setting == kCmaRead ? CopyDirection::read : CopyDirection::write;
   }
-  const char* verbose = std::getenv("MPIX_VERBOSE");
-  if (!cma_ && rank == 0 && verbose && !std::strcmp(verbose, "1"))
+  if (!cma_ && rank == 0 && verbose_level() > 0)
     std::fprintf(stderr, "[mpix] cross-memory attach (CMA) is off: %s; intra-node blocks of host memory go by "
                          "messages\n", cma_off_reason_.c_str());
   set_up_ = true;

@@ -165,7 +165,8 @@ using namespace mpix;
 
 extern "C" int MPIX_Comm_update_regions(MPIX_Comm* comm, int ranks_per_region) {
   if (!comm) return fail(MPIX_ERR_ARG, "MPIX_Comm_update_regions: comm is NULL");
-  MPIX_TRY(check_mpi_running("MPIX_Comm_update_regions"));
+  LibraryEntry entry("MPIX_Comm_update_regions");  // the thread level's rules, as for MPIX_Comm_init
+  MPIX_TRY(entry.rc());
   release_reusable_plans(comm);
   // Agreed in init's collectives, so that a rank whose peers freed theirs is not
   // left waiting there alone.

@@ -39,7 +39,10 @@ Options (a value may follow as the next argument or after '='):
                              registry has for --op, then 'auto', the library's own
                              choice, shown as auto:NAME). pmpi (the MPI library's
                              MPI_Alltoall(v), behind mpix's agreement) is always
-                             run first, as the baseline of 'speedup'. The peers are run only when named:
+                             run first, as the baseline of 'speedup' (but for
+                             MPIX_BENCH_PMPI=skip in the environment without
+                             --check, which bench/simulate sets where SMPI's
+                             pmpi would take minutes). The peers are run only when named:
                                peer:alltoallv    MPI_Alltoall(v), the blocking call
                                peer:ialltoallv   MPI_Ialltoall(v) + MPI_Wait
                                peer:scattered32  MPICH's scattered exchange, 32
@@ -49,7 +52,8 @@ Options (a value may follow as the next argument or after '='):
                              each as plain MPI calls of the benchmark, not through
                              MPIX_Alltoall(v): no agreement, no plan.
   --sizes S1,S2,...          largest block size S in bytes; suffixes k (1024) and
-                             m (1048576) are accepted: 16,256,4k,1m (default 16,256,4k)
+                             m (1048576) are accepted: 16,256,4k,1m (default 16,256,4k);
+                             S x ranks at most 2^31-1 (int displacements)
   --dist D1,D2,...           block-size distribution(s) of alltoallv (default uniform):
                                constant  every block S bytes
                                uniform   uniform in [0, S]
