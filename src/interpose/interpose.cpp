@@ -12,6 +12,7 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -34,7 +35,7 @@ std::mutex cache_mutex;
 int comm_keyval = MPI_KEYVAL_INVALID;      // the MPIX_Comm of a communicator
 std::vector<MPI_Comm> cached_comms;        // communicators holding an MPIX_Comm, oldest first
 std::set<std::string> reported;            // fallbacks already reported (MPIX_VERBOSE)
-bool finalizing = false;                   // delete_at_finalize ran: calls go to MPI
+std::atomic<bool> finalizing{false};       // delete_at_finalize ran: calls go to MPI
 
 // The attribute of a communicator on which some rank's MPIX_Comm_init failed: all
 // ranks call PMPI_ there. The address of a byte of ours, never an MPIX_Comm.
@@ -68,10 +69,7 @@ int delete_comm(MPI_Comm comm, int, void* value, void*) {
 // here, while MPI can still free their duplicates. Open MPI's Fortran MPI_FINALIZE
 // calls PMPI_Finalize directly, so a wrapper of MPI_Finalize would not do.
 int delete_at_finalize(MPI_Comm, int, void*, void*) {
-  {
-    std::lock_guard<std::mutex> lock(cache_mutex);
-    finalizing = true;
-  }
+  finalizing = true;
   free_all_persistent();
   std::vector<MPI_Comm> comms;
   {
@@ -251,10 +249,7 @@ MPIX_Comm* mpix_comm_of(MPI_Comm comm, const char* function) {
   int initialized = 0, finalized = 0;
   PMPI_Initialized(&initialized);
   PMPI_Finalized(&finalized);
-  {
-    std::lock_guard<std::mutex> lock(cache_mutex);
-    if (!initialized || finalized || finalizing) return nullptr;
-  }
+  if (!initialized || finalized || finalizing) return nullptr;
   if (comm == MPI_COMM_NULL) {
     report_fallback(comm, function, "MPI_COMM_NULL");
     return nullptr;
