@@ -281,9 +281,12 @@ TEST_CASE("every algorithm with blocks more than 2^32 bytes apart", "[sparse]") 
 TEST_CASE("plans of blocks of 2^40 bytes: built without the memory, or out of memory cleanly", "[plans]") {
   const int size = harness::world_size();
   harness::Comm comm;
-  // Send and receive buffers must differ (aliasing them is an error, as in MPI).
-  static char anchor[64], anchor2[64];
   const MPI_Count huge = 1024 * kGiB;  // bytes per block
+  // Send and receive buffers must not share bytes (an error, as in MPI): the receive
+  // buffer starts past the send buffer's P blocks, an address never touched.
+  static char anchor[64];
+  char* const anchor2 = reinterpret_cast<char*>(reinterpret_cast<std::uintptr_t>(anchor) +
+                                                (std::uintptr_t)(size + 1) * (std::uintptr_t)huge);
   // Algorithms that take no scratch for contiguous blocks plan without touching
   // or allocating the blocks; the plans are freed unstarted.
   for (const char* name : {"pmpi", "pairwise", "nonblocking", "scattered", "multipair_waitany", "random_sendrecv",
