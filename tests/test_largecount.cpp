@@ -360,6 +360,32 @@ TEST_CASE("plans of blocks of 2^40 bytes: built without the memory, or out of me
       CHECK(harness::message_has(harness::world_rank() == 0 ? "out of memory"
                                                             : "another rank failed while building its plan"));
     }
+    // The same blocking: rank 0's in-place copy is taken before the agreement, so
+    // its failure is agreed like a bad argument, and no rank moves a byte.
+    for (const char* name : {"auto", "pairwise", "tuna", "tuna_hier_coalesced", "node_aware"}) {
+      harness::Info algorithm{{"mpix_alltoallv_algorithm", name}};
+      rc = MPIX_Alltoallv_c(MPI_IN_PLACE, nullptr, nullptr, MPI_BYTE, blocks, ones.data(), spread.data(), MPI_BYTE,
+                            algorithm.info, comm.comm);
+      INFO(name << ": " << MPIX_Last_error_message());
+      CHECK(harness::all_ranks(rc == MPIX_ERR_NO_MEM));
+      CHECK(harness::message_has(harness::world_rank() == 0 ? "out of memory for the in-place copy"
+                                                            : "another rank failed"));
+    }
+    // A blocking call whose blocks may take this much memory agrees on its plan
+    // too (user guide, "What can still hang"): rank 0 alone sends a block of 2^40
+    // bytes, to rank 1, the only block of the exchange; node_aware's plan stages
+    // it on their node and runs out of memory there alone, while the ranks of the
+    // other nodes made theirs and went on into the exchange.
+    std::vector<MPI_Count> send_counts(size, 0), recv_counts(size, 0);
+    if (harness::world_rank() == 0) send_counts[1] = huge;
+    if (harness::world_rank() == 1) recv_counts[0] = huge;
+    std::vector<MPI_Aint> at(size, 0);
+    harness::Info node_aware{{"mpix_alltoallv_algorithm", "node_aware"}};
+    rc = MPIX_Alltoallv_c(anchor, send_counts.data(), at.data(), MPI_BYTE, anchor2, recv_counts.data(), at.data(),
+                          MPI_BYTE, node_aware.info, comm.comm);
+    INFO(MPIX_Last_error_message());
+    CHECK(harness::all_ranks(rc == MPIX_ERR_NO_MEM));
+    CHECK(harness::message_has("out of memory"));  // the others: "another rank failed while building its plan"
   }
 #endif
   // The communicator is still usable.

@@ -228,17 +228,36 @@ bool carries_blocks(Op op, const Exchange& ex, const Hints& hints, const Agreeme
   return carried <= separate;
 }
 
-// An in-place call: the byte span of its receive blocks is copied at each start
-// into the request's scratch, which keeps their layout, so the send side is the
-// receive side moved onto the copy.
-int copy_in_place(MPIX_Comm_s* comm, Exchange* ex, MPIX_Request_s* request) {
+// The bytes of an in-place call's copy of its receive blocks: their byte span.
+std::size_t in_place_copy_bytes(const Exchange& ex, MPI_Aint* lo, MPI_Aint* hi) {
+  return ex.recv.byte_span(lo, hi) ? (std::size_t)(*hi - *lo) : 0;
+}
+
+// The in-place copy's scratch, taken before the agreement (plan_dense), where
+// failing to get it fails the call on every rank as a bad argument does.
+int reserve_in_place_copy(const DenseArgs& a, const Exchange& ex, MPIX_Comm_s* comm, ScratchBuffer* copy) {
   MPI_Aint lo = 0, hi = 0;
-  const bool any = ex->recv.byte_span(&lo, &hi);
-  if (any && !ex->recv.buf) {
+  const std::size_t bytes = in_place_copy_bytes(ex, &lo, &hi);
+  try {
+    *copy = comm->scratch.acquire(bytes);
+  } catch (const std::bad_alloc&) {
+    return fail(MPIX_ERR_NO_MEM, format("%s: out of memory for the in-place copy of the receive blocks (%zu bytes "
+                                        "from the first to the last)", a.name, bytes));
+  }
+  return MPIX_SUCCESS;
+}
+
+// An in-place call: the byte span of its receive blocks is copied at each start
+// into the request's scratch (`reserved`, if of its size), which keeps their
+// layout, so the send side is the receive side moved onto the copy.
+int copy_in_place(MPIX_Comm_s* comm, Exchange* ex, ScratchBuffer* reserved, MPIX_Request_s* request) {
+  MPI_Aint lo = 0, hi = 0;
+  const std::size_t bytes = in_place_copy_bytes(*ex, &lo, &hi);
+  request->in_place_copy = reserved->size() == bytes ? std::move(*reserved) : comm->scratch.acquire(bytes);
+  if (bytes > 0 && !ex->recv.buf) {
     // MPI_BOTTOM: the blocks' addresses are absolute, so a send buffer "the copy
     // minus lo" would wrap around the address space. The send side is MPI_BOTTOM
     // too, its type the receive type moved onto the copy.
-    request->in_place_copy = comm->scratch.acquire((std::size_t)(hi - lo));
     MPI_Aint shift = (MPI_Aint)reinterpret_cast<std::uintptr_t>(request->in_place_copy.data()) - lo;
     int one = 1;
     MPI_Datatype moved = MPI_DATATYPE_NULL;
@@ -254,11 +273,10 @@ int copy_in_place(MPIX_Comm_s* comm, Exchange* ex, MPIX_Request_s* request) {
     // The copy holds the span [lo, hi) alone, however far into the receive buffer
     // it starts; the send buffer is the copy moved back by lo, computed as an
     // address so that no pointer leaves its allocation.
-    request->in_place_copy = comm->scratch.acquire(any ? (std::size_t)(hi - lo) : 0);
     request->in_place_source = ex->recv.buf + lo;
     ex->send.buf =
         reinterpret_cast<char*>(reinterpret_cast<std::uintptr_t>(request->in_place_copy.data()) - (std::uintptr_t)lo);
-    request->in_place_bytes = any ? hi - lo : 0;
+    request->in_place_bytes = (MPI_Aint)bytes;
   }
   return MPIX_SUCCESS;
 }
@@ -267,16 +285,28 @@ int copy_in_place(MPIX_Comm_s* comm, Exchange* ex, MPIX_Request_s* request) {
 // leaves the others in exchanges it never joins: those of the algorithm's plan
 // (TuNA's plan exchanges metadata) or, later, the started exchange. A persistent plan is
 // made once, so it agrees on each step's result (its preparations, then the
-// algorithm's plan); a blocking call would pay these allreduces on every call (the
-// user guide's "What can still hang").
-int agree_on_step(bool persistent, const DenseArgs& a, MPIX_Comm_s* comm, const std::function<int()>& step) {
+// algorithm's plan). A blocking call does where the plan may take much memory
+// (plan_may_run_out): a rank is more likely to run out there, and an allreduce
+// is little beside moving such blocks; below, it would be paid on every call for
+// an allocation of a few MiB (the user guide's "What can still hang").
+constexpr double kAgreedPlanBytes = 64.0 * (1 << 20);
+
+// Whether, by the agreed facts, some rank's plan may take kAgreedPlanBytes: what
+// Bruck's and TuNA's scratch holds (up to P blocks), what staging and node-level
+// aggregation hold (a rank's blocks).
+bool plan_may_run_out(const ExchangeFacts& facts) {
+  return (double)facts.ranks * (double)facts.max_block >= kAgreedPlanBytes ||
+         (double)facts.max_rank_send + (double)facts.max_rank_recv >= kAgreedPlanBytes;
+}
+
+int agree_on_step(bool agreed, const DenseArgs& a, MPIX_Comm_s* comm, const std::function<int()>& step) {
   int rc;
   try {
     rc = step();
   } catch (const std::bad_alloc&) {
     rc = fail(MPIX_ERR_NO_MEM, format("%s: out of memory", a.name));
   }
-  if (!persistent) return rc;
+  if (!agreed) return rc;
   const std::string local_message = MPIX_Last_error_message();
   int worst = MPIX_SUCCESS;
   MPIX_CHECK_MPI(MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MAX, comm->lib_comm));
@@ -319,6 +349,14 @@ int plan_dense(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm, Reusabl
   mine.facts.in_place = in_place;
   mine.changed = !(kept && *kept && local_rc == MPIX_SUCCESS && same_call(**kept, a.op, context.exchange, hints, in_place));
   mine.keeps = kept && local_rc == MPIX_SUCCESS && hints.plan_reuse && host_buffers(context.exchange);
+  // The in-place copy (copy_in_place) is taken before the agreement, so that a rank
+  // without the memory fails the call everywhere, as a bad argument does; not where
+  // the kept plan of the same call holds one (it is freed before a new plan).
+  ScratchBuffer reserved_copy;
+  if (local_rc == MPIX_SUCCESS && in_place && mine.changed) {
+    local_rc = mine.failed = reserve_in_place_copy(a, context.exchange, comm, &reserved_copy);
+    if (local_rc != MPIX_SUCCESS) local_message = MPIX_Last_error_message();
+  }
   mine.facts.uniform = a.op == kAlltoall;
   // What a call whose blocks arrived with its agreement keeps: the call, without a
   // plan (see below).
@@ -334,7 +372,9 @@ int plan_dense(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm, Reusabl
   } else {
     MPIX_TRY(agree(comm, mine, &all));
   }
-  if (all.failed) return fail_agreed(local_rc, local_message, all.failed, a.name);
+  if (all.failed)
+    return fail_agreed(local_rc, local_message, all.failed, a.name,
+                       all.failed == MPIX_ERR_NO_MEM ? "failed while building its plan" : "rejected its arguments");
   if (all.algorithm == -2)
     return fail(MPIX_ERR_ARG, format("%s: ranks asked for different algorithms (info or environment differ)", a.name));
   if (all.hints_hash == -2)
@@ -457,13 +497,14 @@ int plan_dense(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm, Reusabl
         predict_seconds(algorithm->cost(context.facts, context.params, *context.profile), *context.profile, false) +
         (persistent ? agreement_seconds(context.facts, *context.profile)
                     : blocking_agreement_seconds(context.facts, *context.profile, comm->carry_in_lanes));
-  MPIX_TRY(agree_on_step(persistent, a, comm, [&] {
+  const bool agreed_steps = persistent || plan_may_run_out(context.facts);
+  MPIX_TRY(agree_on_step(agreed_steps, a, comm, [&] {
     MPIX_TRY(prepare_device_buffers(info, algorithm->name, a.sendbuf == MPI_IN_PLACE, &context.exchange,
                                     &request->device_staging));
-    return a.sendbuf == MPI_IN_PLACE ? copy_in_place(comm, &context.exchange, request.get()) : MPIX_SUCCESS;
+    return in_place ? copy_in_place(comm, &context.exchange, &reserved_copy, request.get()) : MPIX_SUCCESS;
   }));
   context.tag = comm->next_plan_tag(persistent);
-  MPIX_TRY(agree_on_step(persistent, a, comm, [&] { return algorithm->create(context, &request->plan); }));
+  MPIX_TRY(agree_on_step(agreed_steps, a, comm, [&] { return algorithm->create(context, &request->plan); }));
   request->plan->init_stats.scratch_bytes += request->in_place_copy.size();
   if (verbose)
     report(comm, a.name, *algorithm, request->params,
