@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <functional>
 #include <list>
 #include <string>
 #include <vector>
@@ -564,5 +565,83 @@ TEST_CASE("blocking calls never take the tags of a started persistent plan", "[r
   CHECK(c.comm->plans_created() - plans == 6);
   const int wait_rc = MPIX_Wait(request, MPI_STATUS_IGNORE);
   CHECK(all_ranks(calls_correct && wait_rc == MPIX_SUCCESS && started.correct(7)));
+  MPIX_Request_free(&request);
+}
+
+// MPI prescribes only the order of starts: rank 0 may wait for a started request
+// before making another call that its peers make first. Those peers' waits inside
+// the call (its agreement, its plan's metadata, the SDDE's rounds) move the started
+// request on, or rank 0 waits for their part of it for ever. Each call here has new
+// buffers, so it agrees and plans.
+TEST_CASE("a call's agreement and planning move started requests on", "[reuse][persistent]") {
+  harness::Comm c;
+  const int rank = harness::world_rank(), size = harness::world_size();
+  Exchange started;  // pairwise: one round per peer, each posted after the last
+  harness::Info pairwise{{"mpix_alltoallv_algorithm", "pairwise"}};
+  MPIX_Request* request = nullptr;
+  REQUIRE(MPIX_Alltoallv_plan(started.send.data(), started.send_counts.data(), started.send_displs.data(), MPI_INT,
+                              started.recv.data(), started.recv_counts.data(), started.recv_displs.data(), MPI_INT,
+                              pairwise.info, c.comm, &request) == MPIX_SUCCESS);
+  auto dense = [&](const char* algorithm, const char* check_args) {
+    return [=, &c](int call) {
+      harness::Info info{{"mpix_alltoallv_algorithm", algorithm}, {"mpix_check_args", check_args}};
+      Exchange ex;
+      return ex.run(call, info.info, c.comm) == MPIX_SUCCESS && ex.correct(call);
+    };
+  };
+  auto plan = [&](int call) {
+    Exchange ex;
+    MPIX_Request* made = nullptr;
+    harness::Info tuna{{"mpix_alltoallv_algorithm", "tuna"}};
+    bool ok = MPIX_Alltoallv_plan(ex.send.data(), ex.send_counts.data(), ex.send_displs.data(), MPI_INT, ex.recv.data(),
+                                  ex.recv_counts.data(), ex.recv_displs.data(), MPI_INT, tuna.info, c.comm,
+                                  &made) == MPIX_SUCCESS;
+    ex.fill(call);
+    ok = ok && MPIX_Start(made) == MPIX_SUCCESS && MPIX_Wait(made, MPI_STATUS_IGNORE) == MPIX_SUCCESS &&
+         ex.correct(call);
+    if (made) MPIX_Request_free(&made);
+    return ok;
+  };
+  auto sparse = [&](const char* algorithm) {
+    return [=, &c](int call) {
+      // Each rank sends one int to the next rank.
+      const int dest = (rank + 1) % size, value = call * 1000 + rank;
+      int recv_nnz = -1, *src = nullptr;
+      void* vals = nullptr;
+      harness::Info info{{"mpix_alltoall_crs_algorithm", algorithm}};
+      bool ok = MPIX_Alltoall_crs(1, &dest, 1, MPI_INT, &value, &recv_nnz, &src, 1, MPI_INT, &vals, info.info,
+                                  c.comm) == MPIX_SUCCESS &&
+                recv_nnz == 1 && src[0] == (rank + size - 1) % size &&
+                static_cast<int*>(vals)[0] == call * 1000 + src[0];
+      MPIX_Free(src);
+      MPIX_Free(vals);
+      return ok;
+    };
+  };
+  const std::vector<std::pair<std::string, std::function<bool(int)>>> calls = {
+      {"auto", dense("auto", "false")},
+      {"tuna", dense("tuna", "false")},
+      {"node_aware", dense("node_aware", "false")},
+      {"pairwise with mpix_check_args", dense("pairwise", "true")},
+      {"MPIX_Alltoallv_plan", plan},
+      {"MPIX_Alltoall_crs personalized", sparse("personalized")},
+      {"MPIX_Alltoall_crs nonblocking", sparse("nonblocking")}};
+  int call = 0;
+  for (const auto& named : calls) {
+    INFO(named.first);
+    ++call;
+    started.fill(call);
+    REQUIRE(MPIX_Start(request) == MPIX_SUCCESS);
+    int wait_rc = MPIX_SUCCESS;
+    bool call_ok = true;
+    if (rank == 0) {
+      wait_rc = MPIX_Wait(request, MPI_STATUS_IGNORE);
+      call_ok = named.second(call);
+    } else {
+      call_ok = named.second(call);
+      wait_rc = MPIX_Wait(request, MPI_STATUS_IGNORE);
+    }
+    CHECK(all_ranks(call_ok && wait_rc == MPIX_SUCCESS && started.correct(call)));
+  }
   MPIX_Request_free(&request);
 }

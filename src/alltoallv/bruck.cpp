@@ -15,6 +15,7 @@
 #include "../core/completion.hpp"
 #include "../core/error.hpp"
 #include "../core/large_count.hpp"
+#include "../core/progress.hpp"
 
 namespace mpix {
 
@@ -195,9 +196,22 @@ int TunaCore::plan(BruckSetup setup, PlanStats* init_stats) {
     if (setup_.uniform_bytes < 0) {
       TimeScope sizes_round(TimePhase::metadata);
       // Phase one of the round (metadata): the sizes of the blocks that follow.
-      MPIX_CHECK_MPI(MPI_Sendrecv(sizes_out.data(), (int)sizes_out.size(), MPI_LONG_LONG, round.send_peer,
-                                  setup_.tag + kTagMetadata, sizes_in.data(), (int)expected, MPI_LONG_LONG,
-                                  round.recv_peer, setup_.tag + kTagMetadata, setup_.comm, MPI_STATUS_IGNORE));
+      const int tag = setup_.tag + kTagMetadata;
+      MPIX_TRY(call_progressing(
+          setup_.comm, "MPI_Sendrecv", false,
+          [&] {
+            return MPI_Sendrecv(sizes_out.data(), (int)sizes_out.size(), MPI_LONG_LONG, round.send_peer, tag,
+                                sizes_in.data(), (int)expected, MPI_LONG_LONG, round.recv_peer, tag, setup_.comm,
+                                MPI_STATUS_IGNORE);
+          },
+          [&](std::vector<MPI_Request>* requests) {
+            requests->resize(2);
+            const int rc = MPI_Irecv(sizes_in.data(), (int)expected, MPI_LONG_LONG, round.recv_peer, tag,
+                                     setup_.comm, &(*requests)[0]);
+            return rc != MPI_SUCCESS ? rc
+                                     : MPI_Isend(sizes_out.data(), (int)sizes_out.size(), MPI_LONG_LONG,
+                                                 round.send_peer, tag, setup_.comm, &(*requests)[1]);
+          }));
       init_stats->metadata_messages += 1;
       init_stats->metadata_bytes += (long long)(sizes_out.size() * sizeof(long long));
     }

@@ -31,6 +31,7 @@
 #include "../core/comm.hpp"
 #include "../core/completion.hpp"
 #include "../core/error.hpp"
+#include "../core/progress.hpp"
 #include "../core/select.hpp"
 #include "bruck.hpp"
 #include "hierarchical.hpp"
@@ -157,7 +158,7 @@ class NodeAware : public CarryingStagePlan {
         init_stats.metadata_messages += 1;
         init_stats.metadata_bytes += (long long)(mine[m].size() * sizeof(long long));
       }
-      MPIX_TRY(wait_all((int)requests.size(), requests.data(), comm_));
+      MPIX_TRY(wait_all_progressing((int)requests.size(), requests.data(), comm_));
     }
 
     // A: for each local destination j, the gathered blocks for it, by source.

@@ -8,6 +8,7 @@
 #include "comm.hpp"
 #include "error.hpp"
 #include "large_count.hpp"
+#include "progress.hpp"
 
 namespace mpix {
 
@@ -272,7 +273,7 @@ int agree(MPIX_Comm_s* comm, const Agreement& mine, Agreement* all) {
   long long record[kFieldCount], agreed[kFieldCount];
   encode_record(mine, false, record);
   ++comm->agreements;
-  MPIX_CHECK_MPI(MPI_Allreduce(record, agreed, 1, comm->agreement_type, comm->agreement_op, comm->lib_comm));
+  MPIX_TRY(allreduce_progressing(record, agreed, 1, comm->agreement_type, comm->agreement_op, comm->lib_comm));
   decode_record(agreed, mine, all);
   return MPIX_SUCCESS;
 }

@@ -9,6 +9,7 @@
 #include "completion.hpp"
 #include "error.hpp"
 #include "info.hpp"
+#include "progress.hpp"
 
 namespace mpix {
 
@@ -108,7 +109,7 @@ int exchange_round(MPI_Comm comm, const char* out, std::size_t sent, int to, cha
   MPI_Status statuses[2];
   MPIX_CHECK_MPI(MPI_Irecv(in, (int)receivable, MPI_BYTE, from, tag, comm, &requests[0]));
   MPIX_CHECK_MPI(MPI_Isend(out, (int)sent, MPI_BYTE, to, tag, comm, &requests[1]));
-  MPIX_TRY(wait_all(2, requests, comm, statuses));
+  MPIX_TRY(wait_all_progressing(2, requests, comm, statuses));
   MPIX_CHECK_MPI(MPI_Get_count(&statuses[0], MPI_BYTE, received));
   return MPIX_SUCCESS;
 }
@@ -377,7 +378,7 @@ int agree_in_lanes(MPIX_Comm_s* comm, const Agreement& mine, const Exchange* blo
       MPIX_CHECK_MPI(MPI_Isend(out, (int)sent_bytes, MPI_BYTE, locality.node_ranks(to_node)[local], tag, lib_comm,
                                &requests[2 * b + 1]));
     }
-    MPIX_TRY(wait_all(2 * in_batch, requests.data(), lib_comm, statuses.data()));
+    MPIX_TRY(wait_all_progressing(2 * in_batch, requests.data(), lib_comm, statuses.data()));
     for (int b = 0; b < in_batch; ++b) {
       const int k = lane(first + b);
       int received = 0;
@@ -546,7 +547,11 @@ int choose_carry_pattern(MPIX_Comm_s* comm) {
       profile = MachineProfile{};
     lanes = prefer_lanes(layout, profile);
   }
-  MPIX_CHECK_MPI(MPI_Bcast(&lanes, 1, MPI_INT, 0, comm->lib_comm));
+  MPIX_TRY(call_progressing(comm->lib_comm, "MPI_Bcast", true, [&] { return MPI_Bcast(&lanes, 1, MPI_INT, 0, comm->lib_comm); },
+                            [&](std::vector<MPI_Request>* requests) {
+                              requests->emplace_back();
+                              return MPI_Ibcast(&lanes, 1, MPI_INT, 0, comm->lib_comm, &requests->back());
+                            }));
   comm->carry_in_lanes = lanes != 0;
   return MPIX_SUCCESS;
 }

@@ -17,6 +17,7 @@
 #include "dense.hpp"
 #include "error.hpp"
 #include "info.hpp"
+#include "progress.hpp"
 #include "registry.hpp"
 #include "request.hpp"
 #include "select.hpp"
@@ -309,7 +310,7 @@ int agree_on_step(bool agreed, const DenseArgs& a, MPIX_Comm_s* comm, const std:
   if (!agreed) return rc;
   const std::string local_message = MPIX_Last_error_message();
   int worst = MPIX_SUCCESS;
-  MPIX_CHECK_MPI(MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MAX, comm->lib_comm));
+  MPIX_TRY(allreduce_progressing(&rc, &worst, 1, MPI_INT, MPI_MAX, comm->lib_comm));
   return worst == MPIX_SUCCESS ? MPIX_SUCCESS
                                : fail_agreed(rc, local_message, worst, a.name, "failed while building its plan");
 }

@@ -14,6 +14,7 @@
 #include "breakdown.hpp"
 #include "error.hpp"
 #include "info.hpp"
+#include "progress.hpp"
 
 namespace mpix {
 
@@ -284,12 +285,18 @@ int check_counts_agree(const DenseArgs& a, const Exchange& ex, MPI_Comm comm, in
   TimeScope agreeing(TimePhase::agreement);
   std::vector<long long> sent(ex.size), arriving(ex.size);
   for (int i = 0; i < ex.size; ++i) sent[i] = ex.send.block_bytes(i);
-  MPIX_CHECK_MPI(MPI_Alltoall(sent.data(), 1, MPI_LONG_LONG, arriving.data(), 1, MPI_LONG_LONG, comm));
+  MPIX_TRY(call_progressing(
+      comm, "MPI_Alltoall", true,
+      [&] { return MPI_Alltoall(sent.data(), 1, MPI_LONG_LONG, arriving.data(), 1, MPI_LONG_LONG, comm); },
+      [&](std::vector<MPI_Request>* requests) {
+        requests->emplace_back();
+        return MPI_Ialltoall(sent.data(), 1, MPI_LONG_LONG, arriving.data(), 1, MPI_LONG_LONG, comm, &requests->back());
+      }));
   *mismatch_peer = -1;
   for (int i = 0; i < ex.size && *mismatch_peer < 0; ++i)
     if (arriving[i] != ex.recv.block_bytes(i)) *mismatch_peer = i;
   int local = *mismatch_peer >= 0, any = 0;
-  MPIX_CHECK_MPI(MPI_Allreduce(&local, &any, 1, MPI_INT, MPI_MAX, comm));
+  MPIX_TRY(allreduce_progressing(&local, &any, 1, MPI_INT, MPI_MAX, comm));
   if (local)
     return fail(MPIX_ERR_ARG, format("%s: rank %d sends %lld bytes to rank %d, which expects %lld",
                                      a.name, *mismatch_peer, arriving[*mismatch_peer], ex.rank,

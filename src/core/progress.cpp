@@ -4,6 +4,7 @@
 #include <mutex>
 #include <vector>
 
+#include "completion.hpp"
 #include "error.hpp"
 #include "request.hpp"
 
@@ -121,5 +122,45 @@ int progress_test(MPIX_Request_s* request, bool* done) {
   progress_others(request);
   return code;
 }
+
+int wait_all_progressing(int count, MPI_Request* requests, MPI_Comm comm, MPI_Status* statuses) {
+  if (!others_started(nullptr)) return wait_all(count, requests, comm, statuses);
+  for (;;) {
+    int flag = 0;
+    MPIX_TRY(test_all(count, requests, &flag, comm, statuses));
+    if (flag) return MPIX_SUCCESS;
+    progress_others(nullptr);
+  }
+}
+
+int call_progressing(MPI_Comm comm, const char* what, bool collective, const std::function<int()>& blocking,
+                     const std::function<int(std::vector<MPI_Request>*)>& start) {
+#ifdef MPIX_SIMULATED
+  const bool nonblocking = !collective && others_started(nullptr);
+#else
+  const bool nonblocking = collective || others_started(nullptr);
+#endif
+  if (!nonblocking) {
+    const int rc = blocking();
+    return rc == MPI_SUCCESS ? MPIX_SUCCESS : fail_mpi(rc, what);
+  }
+  std::vector<MPI_Request> requests;
+  const int rc = start(&requests);
+  if (rc != MPI_SUCCESS) return fail_mpi(rc, what);
+  return wait_all_progressing((int)requests.size(), requests.data(), comm);
+}
+
+int allreduce_progressing(const void* in, void* out, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
+  return call_progressing(
+      comm, "MPI_Allreduce", true, [&] { return MPI_Allreduce(in, out, count, type, op, comm); },
+      [&](std::vector<MPI_Request>* requests) {
+        requests->emplace_back();
+        return MPI_Iallreduce(in, out, count, type, op, comm, &requests->back());
+      });
+}
+
+bool any_started() { return others_started(nullptr); }
+
+void progress_all_started() { progress_others(nullptr); }
 
 }  // namespace mpix

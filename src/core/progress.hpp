@@ -12,8 +12,12 @@
 // Under MPI_THREAD_MULTIPLE a request is progressed by one thread at a time (its
 // `progress_mutex`); a request another thread is progressing is skipped.
 #pragma once
+#include <mpi.h>
+
+#include <functional>
 #include <mutex>
 #include <string>
+#include <vector>
 
 struct MPIX_Request_s;
 
@@ -52,5 +56,30 @@ int progress_wait(MPIX_Request_s* request);
 // Tests `request` once and every other started request once; *done when it has
 // completed (now or inside another request's wait or test).
 int progress_test(MPIX_Request_s* request, bool* done);
+
+// The library's own waits inside an API call: an agreement's messages and
+// allreduce, a plan's metadata. MPI lets a peer complete a started request before
+// it makes this call (rank 0 waits for A, then calls X; the others call X, then
+// wait for A): while this rank waits here, the process's started requests move on
+// too, one test each in turn, or that peer would wait for this rank's part of A
+// for ever. Where none is started, the blocking MPI call itself, as before.
+//
+// As wait_all (completion.hpp).
+int wait_all_progressing(int count, MPI_Request* requests, MPI_Comm comm, MPI_Status* statuses = nullptr);
+// A blocking MPI call of the library's (`blocking`, an MPI_Sendrecv), or, where
+// some request is started, its nonblocking form (`start`, which appends its
+// requests) and wait_all_progressing. A `collective`'s two forms do not match each
+// other (MPI-4.0 section 6.12), so its ranks, which cannot know whether the others
+// have requests started, all take the nonblocking form; but the simulated build,
+// whose figures time the blocking one and whose benchmark starts no request across
+// such calls. `what` names the call in an error. Both return MPI codes.
+int call_progressing(MPI_Comm comm, const char* what, bool collective, const std::function<int()>& blocking,
+                     const std::function<int(std::vector<MPI_Request>*)>& start);
+// Whether some request is started, and one test of each (the library's own
+// polling loops: SDDE's probes).
+bool any_started();
+void progress_all_started();
+// MPI_Allreduce through call_progressing; an MPIX code.
+int allreduce_progressing(const void* in, void* out, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm);
 
 }  // namespace mpix

@@ -3,6 +3,7 @@
 
 #include "../core/completion.hpp"
 #include "../core/error.hpp"
+#include "../core/progress.hpp"
 #include "sdde.hpp"
 
 namespace mpix {
@@ -69,12 +70,20 @@ int post_sends(MPI_Comm comm, int tag, const std::vector<Outgoing>& out, bool sy
   return MPIX_SUCCESS;
 }
 
-// Receives `count` messages with matched blocking probes.
+// Receives `count` messages with matched blocking probes; where some request is
+// started, with polling probes that move it on between them (progress.hpp).
 int receive_counted(MPI_Comm comm, int tag, long long count, Receiver& receiver) {
   for (long long i = 0; i < count; ++i) {
     ProbedMessage message;
     MPI_Status status;
-    MPIX_TRY(probe_message(tag, comm, &message, &status));
+    if (any_started()) {
+      for (int found = 0; !found;) {
+        MPIX_TRY(iprobe_message(tag, comm, &found, &message, &status));
+        if (!found) progress_all_started();
+      }
+    } else {
+      MPIX_TRY(probe_message(tag, comm, &message, &status));
+    }
     MPIX_TRY(receiver.receive(&message, status));
   }
   return MPIX_SUCCESS;
@@ -165,14 +174,22 @@ int personalized_exchange(MPI_Comm comm, int tag, const std::vector<Outgoing>& o
       if (reduce_bytes) contributions[(std::size_t)o.slot * width + 1] += o.bytes;
     }
     long long mine[2] = {0, -1};
-    MPIX_CHECK_MPI(MPI_Reduce_scatter_block(contributions.data(), mine, width, MPI_LONG_LONG, MPI_SUM,
-                                            reduce_comm));
+    MPIX_TRY(call_progressing(
+        reduce_comm, "MPI_Reduce_scatter_block", true,
+        [&] {
+          return MPI_Reduce_scatter_block(contributions.data(), mine, width, MPI_LONG_LONG, MPI_SUM, reduce_comm);
+        },
+        [&](std::vector<MPI_Request>* requests) {
+          requests->emplace_back();
+          return MPI_Ireduce_scatter_block(contributions.data(), mine, width, MPI_LONG_LONG, MPI_SUM, reduce_comm,
+                                           &requests->back());
+        }));
     ++stats->collectives;
     expected = mine[0];
     MPIX_TRY(receiver.expect(mine[0], reduce_bytes ? mine[1] : -1));
   }
   MPIX_TRY(receive_counted(comm, tag, expected, receiver));
-  MPIX_TRY(wait_all((int)requests.size(), requests.data(), comm));
+  MPIX_TRY(wait_all_progressing((int)requests.size(), requests.data(), comm));
   return MPIX_SUCCESS;
 }
 
@@ -183,7 +200,7 @@ int nbx_exchange(MPI_Comm comm, int tag, const std::vector<Outgoing>& out, long 
     // Every rank knows what it receives: no termination to detect.
     MPIX_TRY(post_sends(comm, tag, out, false, &requests));
     MPIX_TRY(receive_counted(comm, tag, known, receiver));
-    MPIX_TRY(wait_all((int)requests.size(), requests.data(), comm));
+    MPIX_TRY(wait_all_progressing((int)requests.size(), requests.data(), comm));
     return MPIX_SUCCESS;
   }
   // A synchronous send completes only once its receive matched, so "all my sends
@@ -213,6 +230,7 @@ int nbx_exchange(MPI_Comm comm, int tag, const std::vector<Outgoing>& out, long 
       MPIX_TRY(barrier.test(&done));
       if (done) return MPIX_SUCCESS;
     }
+    if (!done) progress_all_started();
   }
 }
 

@@ -14,6 +14,7 @@
 #include "../core/dense_args.hpp"
 #include "../core/error.hpp"
 #include "../core/info.hpp"
+#include "../core/progress.hpp"
 #include "sdde.hpp"
 
 namespace mpix {
@@ -281,7 +282,7 @@ int check_known_totals(const SddeArgs& a, const SddeCall& call, MPI_Comm comm) {
   mine[4] -= (unsigned long long)call.known_nnz * weight;
   mine[5] -= known_bytes * weight;
   unsigned long long all[6];
-  MPIX_CHECK_MPI(MPI_Allreduce(mine, all, 6, MPI_UNSIGNED_LONG_LONG, MPI_SUM, comm));
+  MPIX_TRY(allreduce_progressing(mine, all, 6, MPI_UNSIGNED_LONG_LONG, MPI_SUM, comm));
   const bool totals_agree = all[0] == all[1] && all[2] == all[3];
   if (totals_agree && all[4] == 0 && all[5] == 0) return MPIX_SUCCESS;
   // The error path (on every rank alike): what is sent to each rank, summed there,
@@ -354,7 +355,7 @@ int run(const SddeArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm) {
                         shape.messages, shape.remote_messages, shape.remote_nodes, shape.largest_aggregate,
                         message_bytes, -message_bytes, level, -level};
   long long all[12];
-  MPIX_CHECK_MPI(MPI_Allreduce(mine, all, 12, MPI_LONG_LONG, MPI_MAX, comm->lib_comm));
+  MPIX_TRY(allreduce_progressing(mine, all, 12, MPI_LONG_LONG, MPI_MAX, comm->lib_comm));
   if (all[0]) return fail_agreed(local_rc, local_message, (int)all[0], a.name);
   if (all[1] != -all[2])
     return fail(MPIX_ERR_ARG, format("%s: ranks asked for different algorithms (info or environment differ)", a.name));
