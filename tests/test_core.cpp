@@ -421,9 +421,31 @@ TEST_CASE("persistent requests: start, wait, reuse, several active at once", "[p
   CHECK(MPIX_Comm_update_locality(comm, 1) == MPIX_ERR_ARG);
   CHECK(message_has("node layout"));
   CHECK(comm == c.comm);
+  MPIX_Request* copy = ra;
   CHECK(MPIX_Request_free(&ra) == MPIX_SUCCESS);
   CHECK(ra == nullptr);
   CHECK(MPIX_Request_free(&rb) == MPIX_SUCCESS);
+  // A copy of a freed handle is refused, not read as freed memory; so is a pointer
+  // the library never made.
+  int flag = 0;
+  CHECK(MPIX_Start(copy) == MPIX_ERR_ARG);
+  CHECK(message_has("MPIX_Start: request is not a live handle"));
+  CHECK(MPIX_Wait(copy, MPI_STATUS_IGNORE) == MPIX_ERR_ARG);
+  CHECK(MPIX_Test(copy, &flag, MPI_STATUS_IGNORE) == MPIX_ERR_ARG);
+  CHECK(MPIX_Request_free(&copy) == MPIX_ERR_ARG);
+  CHECK(copy != nullptr);
+  MPIX_Request* made_up = reinterpret_cast<MPIX_Request*>(&flag);
+  CHECK(MPIX_Start(made_up) == MPIX_ERR_ARG);
+  MPIX_Comm* other = nullptr;
+  REQUIRE(MPIX_Comm_init(&other, MPI_COMM_WORLD) == MPIX_SUCCESS);
+  MPIX_Comm* other_copy = other;
+  REQUIRE(MPIX_Comm_free(&other) == MPIX_SUCCESS);
+  CHECK(MPIX_Alltoallv(a.send.data(), a.counts.data(), a.displs.data(), MPI_INT, a.recv.data(), a.counts.data(),
+                       a.displs.data(), MPI_INT, nullptr, other_copy) == MPIX_ERR_ARG);
+  CHECK(message_has("MPIX_Alltoallv: comm is not a live handle"));
+  CHECK(MPIX_Comm_free(&other_copy) == MPIX_ERR_ARG);
+  CHECK(MPIX_Comm_locality(other_copy, nullptr, nullptr, nullptr, nullptr) == MPIX_ERR_ARG);
+  CHECK(MPIX_Comm_mpi(other_copy) == MPI_COMM_NULL);
 }
 
 // Two requests started in the same order everywhere, completed in opposite orders

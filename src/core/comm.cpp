@@ -8,6 +8,7 @@
 #include "carried_agreement.hpp"
 #include "datatype.hpp"
 #include "error.hpp"
+#include "handles.hpp"
 #include "info.hpp"
 #include "library_comm.hpp"
 
@@ -38,6 +39,7 @@ static void free_comm(MPIX_Comm_s* c) {
   c->regions.free_comms();
   c->locality.free_comms();
   free_agreement(c);
+  handle_freed(c);
   if (c->sdde_window.win != MPI_WIN_NULL) MPI_Win_free(&c->sdde_window.win);  // SDDE rma
   if (c->lib_comm != MPI_COMM_NULL) MPI_Comm_free(&c->lib_comm);
   delete c;
@@ -95,11 +97,13 @@ extern "C" int MPIX_Comm_init(MPIX_Comm** comm, MPI_Comm mpi_comm) {
     return finish_call("MPIX_Comm_init", rc);  // "MPIX_PPN=two ..." gets the call's name
   }
   *comm = c;
+  handle_made(c);
   return MPIX_SUCCESS;
 }
 
 extern "C" int MPIX_Comm_free(MPIX_Comm** comm) {
-  if (!comm || !*comm) return fail(MPIX_ERR_ARG, "MPIX_Comm_free: comm is NULL");
+  if (!comm) return fail(MPIX_ERR_ARG, "MPIX_Comm_free: comm is NULL");
+  MPIX_TRY(check_handle(*comm, "MPIX_Comm_free", "comm"));
   // After MPI_Finalize its communicators are gone, and freeing them would abort:
   // nothing is freed (the process is ending).
   LibraryEntry entry("MPIX_Comm_free");
@@ -115,7 +119,7 @@ extern "C" int MPIX_Comm_free(MPIX_Comm** comm) {
 }
 
 extern "C" int MPIX_Comm_update_locality(MPIX_Comm* comm, int ppn) {
-  if (!comm) return fail(MPIX_ERR_ARG, "MPIX_Comm_update_locality: comm is NULL");
+  MPIX_TRY(check_handle(comm, "MPIX_Comm_update_locality", "comm"));
   LibraryEntry entry("MPIX_Comm_update_locality");
   MPIX_TRY(entry.rc());
   // Plans keep the node layout and the node communicators they were made with.
@@ -134,7 +138,7 @@ extern "C" int MPIX_Comm_update_locality(MPIX_Comm* comm, int ppn) {
 
 extern "C" int MPIX_Comm_locality(const MPIX_Comm* comm, int* num_nodes, int* node,
                                   int* local_size, int* local_rank) {
-  if (!comm) return fail(MPIX_ERR_ARG, "MPIX_Comm_locality: comm is NULL");
+  MPIX_TRY(check_handle(comm, "MPIX_Comm_locality", "comm"));
   if (num_nodes) *num_nodes = comm->locality.num_nodes();
   if (node) *node = comm->locality.node();
   if (local_size) *local_size = comm->locality.local_size();
@@ -143,7 +147,7 @@ extern "C" int MPIX_Comm_locality(const MPIX_Comm* comm, int* num_nodes, int* no
 }
 
 extern "C" MPI_Comm MPIX_Comm_mpi(const MPIX_Comm* comm) {
-  return comm ? comm->user_comm : MPI_COMM_NULL;
+  return handle_live(comm) ? comm->user_comm : MPI_COMM_NULL;
 }
 
 extern "C" int MPIX_Free(void* ptr) {

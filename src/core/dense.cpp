@@ -16,6 +16,7 @@
 #include "comm.hpp"
 #include "dense.hpp"
 #include "error.hpp"
+#include "handles.hpp"
 #include "info.hpp"
 #include "progress.hpp"
 #include "registry.hpp"
@@ -324,7 +325,7 @@ int agree_on_step(bool agreed, const DenseArgs& a, MPIX_Comm_s* comm, const std:
 int plan_dense(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm, ReusablePlan** kept,
                std::unique_ptr<MPIX_Request_s>* out, bool* delivered = nullptr, int prior_rc = MPIX_SUCCESS) {
   const bool persistent = !kept;
-  if (!comm) return fail(MPIX_ERR_ARG, format("%s: comm is NULL", a.name));
+  MPIX_TRY(check_handle(comm, a.name, "comm"));
   TimeScope planning(TimePhase::planning);
   PlanContext context;
   context.comm = comm;
@@ -584,7 +585,7 @@ int test_request(MPIX_Request_s* request, bool* done) {
 
 int dense_blocking(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm) {
   TimeScope call(TimePhase::other);
-  if (!comm) return fail(MPIX_ERR_ARG, format("%s: comm is NULL", a.name));
+  MPIX_TRY(check_handle(comm, a.name, "comm"));
   const int slot = a.op == kAlltoall ? 0 : 1;
   ReusablePlan*& kept = comm->reusable_plans[slot];
   int rc = MPIX_SUCCESS;
@@ -624,7 +625,7 @@ int dense_persistent(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm, M
   // program may free while the request lives.
   auto types = std::make_unique<OwnedTypes>();
   DenseArgs owned = a;
-  if (comm) {  // else plan_dense says so
+  if (handle_live(comm)) {  // else plan_dense says so
     if (rc == MPIX_SUCCESS && a.sendbuf != MPI_IN_PLACE) rc = types->own_copy(&owned.sendtype, comm->lib_comm);
     if (rc == MPIX_SUCCESS) rc = types->own_copy(&owned.recvtype, comm->lib_comm);
   }
@@ -632,6 +633,7 @@ int dense_persistent(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm, M
   MPIX_TRY(plan_dense(owned, info, comm, nullptr, &request, nullptr, rc));
   request->types = std::move(types);
   *out = request.release();
+  handle_made(*out);
   return MPIX_SUCCESS;
 }
 

@@ -5,6 +5,7 @@
 
 #include "dense.hpp"
 #include "error.hpp"
+#include "handles.hpp"
 
 using namespace mpix;
 
@@ -21,7 +22,7 @@ static DenseArgs alltoall_args(const char* name, const void* sendbuf, MPI_Count 
 // rank of `comm`); NULL stays NULL so that the checks name it.
 template <class Wide>
 static const Wide* widen(const int* values, const MPIX_Comm* comm, std::vector<Wide>* out) {
-  if (!values || !comm) return nullptr;
+  if (!values || !handle_live(comm)) return nullptr;  // the call says why
   out->assign(values, values + comm->size);
   return out->data();
 }
@@ -58,8 +59,8 @@ extern "C" int MPIX_Alltoallv(const void* sendbuf, const int sendcounts[], const
     std::vector<MPI_Count> unkept_counts[2];
     std::vector<MPI_Aint> unkept_displs[2];
     DenseArgs a = alltoallv_args("MPIX_Alltoallv", sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-                                 rdispls, recvtype, comm, comm ? comm->widened_counts : unkept_counts,
-                                 comm ? comm->widened_displs : unkept_displs);
+                                 rdispls, recvtype, comm, handle_live(comm) ? comm->widened_counts : unkept_counts,
+                                 handle_live(comm) ? comm->widened_displs : unkept_displs);
     return dense_blocking(a, info, comm);
   });
 }
@@ -112,7 +113,7 @@ extern "C" int MPIX_Alltoallv_plan_c(const void* sendbuf, const MPI_Count sendco
 }
 
 extern "C" int MPIX_Start(MPIX_Request* request) {
-  if (!request) return fail(MPIX_ERR_ARG, "MPIX_Start: request is NULL");
+  MPIX_TRY(check_handle(request, "MPIX_Start", "request"));
   if (request->active) return fail(MPIX_ERR_ARG, "MPIX_Start: request is already active");
   return guarded("MPIX_Start", [&] { return start_request(request); });
 }
@@ -134,7 +135,7 @@ static bool status_is_null(const MPI_Status* status) {
 }
 
 extern "C" int MPIX_Wait(MPIX_Request* request, MPI_Status* status) {
-  if (!request) return fail(MPIX_ERR_ARG, "MPIX_Wait: request is NULL");
+  MPIX_TRY(check_handle(request, "MPIX_Wait", "request"));
   if (status_is_null(status)) return fail(MPIX_ERR_ARG, "MPIX_Wait: status is NULL (pass MPI_STATUS_IGNORE)");
   int rc = MPIX_SUCCESS;
   if (request->active) rc = guarded("MPIX_Wait", [&] { return wait_request(request); });
@@ -143,7 +144,7 @@ extern "C" int MPIX_Wait(MPIX_Request* request, MPI_Status* status) {
 }
 
 extern "C" int MPIX_Test(MPIX_Request* request, int* flag, MPI_Status* status) {
-  if (!request) return fail(MPIX_ERR_ARG, "MPIX_Test: request is NULL");
+  MPIX_TRY(check_handle(request, "MPIX_Test", "request"));
   if (!flag) return fail(MPIX_ERR_ARG, "MPIX_Test: flag is NULL");
   if (status_is_null(status)) return fail(MPIX_ERR_ARG, "MPIX_Test: status is NULL (pass MPI_STATUS_IGNORE)");
   *flag = 0;
@@ -165,10 +166,12 @@ extern "C" int MPIX_Test(MPIX_Request* request, int* flag, MPI_Status* status) {
 }
 
 extern "C" int MPIX_Request_free(MPIX_Request** request) {
-  if (!request || !*request) return fail(MPIX_ERR_ARG, "MPIX_Request_free: request is NULL");
+  if (!request) return fail(MPIX_ERR_ARG, "MPIX_Request_free: request is NULL");
+  MPIX_TRY(check_handle(*request, "MPIX_Request_free", "request"));
   if ((*request)->active) return fail(MPIX_ERR_ARG, "MPIX_Request_free: request is active; MPIX_Wait first");
   LibraryEntry entry("MPIX_Request_free");  // its MPI objects: see MPIX_Comm_free
   MPIX_TRY(entry.rc());
+  handle_freed(*request);
   delete *request;
   *request = nullptr;
   return MPIX_SUCCESS;

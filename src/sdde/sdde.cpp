@@ -13,6 +13,7 @@
 #include "../core/agreement.hpp"
 #include "../core/dense_args.hpp"
 #include "../core/error.hpp"
+#include "../core/handles.hpp"
 #include "../core/info.hpp"
 #include "../core/progress.hpp"
 #include "sdde.hpp"
@@ -333,7 +334,7 @@ void clear_outputs(const SddeArgs& a) {
 
 int run(const SddeArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm) {
   clear_outputs(a);
-  if (!comm) return fail(MPIX_ERR_ARG, format("%s: comm is NULL", a.name));
+  MPIX_TRY(check_handle(comm, a.name, "comm"));
   SddeCall call;
   Shape shape;
   const Algorithm* asked = nullptr;

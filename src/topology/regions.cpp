@@ -11,6 +11,7 @@
 
 #include "../core/comm.hpp"
 #include "../core/error.hpp"
+#include "../core/handles.hpp"
 #include "../core/info.hpp"
 #include "locality.hpp"
 
@@ -164,7 +165,7 @@ int Regions::init(MPI_Comm parent, Locality& locality, int ranks_per_region, int
 using namespace mpix;
 
 extern "C" int MPIX_Comm_update_regions(MPIX_Comm* comm, int ranks_per_region) {
-  if (!comm) return fail(MPIX_ERR_ARG, "MPIX_Comm_update_regions: comm is NULL");
+  MPIX_TRY(check_handle(comm, "MPIX_Comm_update_regions", "comm"));
   LibraryEntry entry("MPIX_Comm_update_regions");  // the thread level's rules, as for MPIX_Comm_init
   MPIX_TRY(entry.rc());
   release_reusable_plans(comm);
@@ -180,7 +181,7 @@ extern "C" int MPIX_Comm_update_regions(MPIX_Comm* comm, int ranks_per_region) {
 
 extern "C" int MPIX_Comm_region(const MPIX_Comm* comm, int* num_regions, int* region, int* region_size,
                                 int* region_rank) {
-  if (!comm) return fail(MPIX_ERR_ARG, "MPIX_Comm_region: comm is NULL");
+  MPIX_TRY(check_handle(comm, "MPIX_Comm_region", "comm"));
   if (num_regions) *num_regions = comm->regions.num_regions();
   if (region) *region = comm->regions.region();
   if (region_size) *region_size = comm->regions.region_size();
