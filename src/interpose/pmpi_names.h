@@ -28,9 +28,11 @@
 #define MPI_Get_address PMPI_Get_address
 #define MPI_Get_count PMPI_Get_count
 #define MPI_Get_elements_x PMPI_Get_elements_x
+#define MPI_Iallreduce PMPI_Iallreduce
 #define MPI_Ialltoall PMPI_Ialltoall
 #define MPI_Ialltoallv PMPI_Ialltoallv
 #define MPI_Ibarrier PMPI_Ibarrier
+#define MPI_Ibcast PMPI_Ibcast
 #define MPI_Improbe PMPI_Improbe
 #define MPI_Info_create PMPI_Info_create
 #define MPI_Info_free PMPI_Info_free
@@ -38,6 +40,7 @@
 #define MPI_Initialized PMPI_Initialized
 #define MPI_Iprobe PMPI_Iprobe
 #define MPI_Irecv PMPI_Irecv
+#define MPI_Ireduce_scatter_block PMPI_Ireduce_scatter_block
 #define MPI_Is_thread_main PMPI_Is_thread_main
 #define MPI_Isend PMPI_Isend
 #define MPI_Issend PMPI_Issend
