@@ -198,7 +198,7 @@ int TunaCore::plan(BruckSetup setup, PlanStats* init_stats) {
       // Phase one of the round (metadata): the sizes of the blocks that follow.
       const int tag = setup_.tag + kTagMetadata;
       MPIX_TRY(call_progressing(
-          setup_.comm, "MPI_Sendrecv", false,
+          setup_.comm, "MPI_Sendrecv",
           [&] {
             return MPI_Sendrecv(sizes_out.data(), (int)sizes_out.size(), MPI_LONG_LONG, round.send_peer, tag,
                                 sizes_in.data(), (int)expected, MPI_LONG_LONG, round.recv_peer, tag, setup_.comm,

@@ -547,11 +547,9 @@ int choose_carry_pattern(MPIX_Comm_s* comm) {
       profile = MachineProfile{};
     lanes = prefer_lanes(layout, profile);
   }
-  MPIX_TRY(call_progressing(comm->lib_comm, "MPI_Bcast", true, [&] { return MPI_Bcast(&lanes, 1, MPI_INT, 0, comm->lib_comm); },
-                            [&](std::vector<MPI_Request>* requests) {
-                              requests->emplace_back();
-                              return MPI_Ibcast(&lanes, 1, MPI_INT, 0, comm->lib_comm, &requests->back());
-                            }));
+  MPIX_TRY(collective_progressing(
+      comm->lib_comm, "MPI_Bcast", [&] { return MPI_Bcast(&lanes, 1, MPI_INT, 0, comm->lib_comm); },
+      [&](MPI_Request* request) { return MPI_Ibcast(&lanes, 1, MPI_INT, 0, comm->lib_comm, request); }));
   comm->carry_in_lanes = lanes != 0;
   return MPIX_SUCCESS;
 }

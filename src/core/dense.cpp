@@ -316,8 +316,9 @@ int agree_on_step(bool agreed, const DenseArgs& a, MPIX_Comm_s* comm, const std:
                                : fail_agreed(rc, local_message, worst, a.name, "failed while building its plan");
 }
 
-// The plan of a call. A persistent one (`kept` NULL) comes back in *out. A blocking
-// one (`kept`: the communicator's reusable plan of the operation) is *kept, run
+// The plan of a call on `comm`, a live handle (its callers check). A persistent
+// one (`kept` NULL) comes back in *out. A blocking one (`kept`: the
+// communicator's reusable plan of the operation) is *kept, run
 // again or replaced by the new plan, or, where it may not be kept, in *out; if its
 // agreement delivered the blocks (*delivered), the plan, if any, is for
 // the calls that repeat this one, and *out stays empty. `prior_rc`: a failure of the
@@ -325,7 +326,6 @@ int agree_on_step(bool agreed, const DenseArgs& a, MPIX_Comm_s* comm, const std:
 int plan_dense(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm, ReusablePlan** kept,
                std::unique_ptr<MPIX_Request_s>* out, bool* delivered = nullptr, int prior_rc = MPIX_SUCCESS) {
   const bool persistent = !kept;
-  MPIX_TRY(check_handle(comm, a.name, "comm"));
   TimeScope planning(TimePhase::planning);
   PlanContext context;
   context.comm = comm;
@@ -623,12 +623,11 @@ int dense_persistent(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm, M
   else rc = fail(MPIX_ERR_ARG, format("%s: request is NULL", a.name));
   // The plan packs with the request's own copies of derived types, which the
   // program may free while the request lives.
+  MPIX_TRY(check_handle(comm, a.name, "comm"));
   auto types = std::make_unique<OwnedTypes>();
   DenseArgs owned = a;
-  if (handle_live(comm)) {  // else plan_dense says so
-    if (rc == MPIX_SUCCESS && a.sendbuf != MPI_IN_PLACE) rc = types->own_copy(&owned.sendtype, comm->lib_comm);
-    if (rc == MPIX_SUCCESS) rc = types->own_copy(&owned.recvtype, comm->lib_comm);
-  }
+  if (rc == MPIX_SUCCESS && a.sendbuf != MPI_IN_PLACE) rc = types->own_copy(&owned.sendtype, comm->lib_comm);
+  if (rc == MPIX_SUCCESS) rc = types->own_copy(&owned.recvtype, comm->lib_comm);
   std::unique_ptr<MPIX_Request_s> request;
   MPIX_TRY(plan_dense(owned, info, comm, nullptr, &request, nullptr, rc));
   request->types = std::move(types);

@@ -19,10 +19,11 @@ static DenseArgs alltoall_args(const char* name, const void* sendbuf, MPI_Count 
 }
 
 // An int form's counts or displacements as the large-count form's (one entry per
-// rank of `comm`); NULL stays NULL so that the checks name it.
+// rank of `comm`, NULL where it is not a live handle: the call says why); NULL
+// stays NULL so that the checks name it.
 template <class Wide>
 static const Wide* widen(const int* values, const MPIX_Comm* comm, std::vector<Wide>* out) {
-  if (!values || !handle_live(comm)) return nullptr;  // the call says why
+  if (!values || !comm) return nullptr;
   out->assign(values, values + comm->size);
   return out->data();
 }
@@ -58,9 +59,10 @@ extern "C" int MPIX_Alltoallv(const void* sendbuf, const int sendcounts[], const
   return guarded("MPIX_Alltoallv", [&] {
     std::vector<MPI_Count> unkept_counts[2];
     std::vector<MPI_Aint> unkept_displs[2];
+    MPIX_Comm* live = handle_live(comm) ? comm : nullptr;
     DenseArgs a = alltoallv_args("MPIX_Alltoallv", sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-                                 rdispls, recvtype, comm, handle_live(comm) ? comm->widened_counts : unkept_counts,
-                                 handle_live(comm) ? comm->widened_displs : unkept_displs);
+                                 rdispls, recvtype, live, live ? live->widened_counts : unkept_counts,
+                                 live ? live->widened_displs : unkept_displs);
     return dense_blocking(a, info, comm);
   });
 }
@@ -97,7 +99,7 @@ extern "C" int MPIX_Alltoallv_plan(const void* sendbuf, const int sendcounts[],
     std::vector<MPI_Count> counts[2];
     std::vector<MPI_Aint> displs[2];
     DenseArgs a = alltoallv_args("MPIX_Alltoallv_plan", sendbuf, sendcounts, sdispls, sendtype, recvbuf,
-                                 recvcounts, rdispls, recvtype, comm, counts, displs);
+                                 recvcounts, rdispls, recvtype, handle_live(comm) ? comm : nullptr, counts, displs);
     return dense_persistent(a, info, comm, request);
   });
 }

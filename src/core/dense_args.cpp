@@ -285,12 +285,11 @@ int check_counts_agree(const DenseArgs& a, const Exchange& ex, MPI_Comm comm, in
   TimeScope agreeing(TimePhase::agreement);
   std::vector<long long> sent(ex.size), arriving(ex.size);
   for (int i = 0; i < ex.size; ++i) sent[i] = ex.send.block_bytes(i);
-  MPIX_TRY(call_progressing(
-      comm, "MPI_Alltoall", true,
+  MPIX_TRY(collective_progressing(
+      comm, "MPI_Alltoall",
       [&] { return MPI_Alltoall(sent.data(), 1, MPI_LONG_LONG, arriving.data(), 1, MPI_LONG_LONG, comm); },
-      [&](std::vector<MPI_Request>* requests) {
-        requests->emplace_back();
-        return MPI_Ialltoall(sent.data(), 1, MPI_LONG_LONG, arriving.data(), 1, MPI_LONG_LONG, comm, &requests->back());
+      [&](MPI_Request* request) {
+        return MPI_Ialltoall(sent.data(), 1, MPI_LONG_LONG, arriving.data(), 1, MPI_LONG_LONG, comm, request);
       }));
   *mismatch_peer = -1;
   for (int i = 0; i < ex.size && *mismatch_peer < 0; ++i)

@@ -133,13 +133,11 @@ int wait_all_progressing(int count, MPI_Request* requests, MPI_Comm comm, MPI_St
   }
 }
 
-int call_progressing(MPI_Comm comm, const char* what, bool collective, const std::function<int()>& blocking,
-                     const std::function<int(std::vector<MPI_Request>*)>& start) {
-#ifdef MPIX_SIMULATED
-  const bool nonblocking = !collective && others_started(nullptr);
-#else
-  const bool nonblocking = collective || others_started(nullptr);
-#endif
+namespace {
+
+// `blocking`, or `start` and wait_all_progressing; MPIX codes.
+int blocking_or_started(bool nonblocking, MPI_Comm comm, const char* what, const std::function<int()>& blocking,
+                        const std::function<int(std::vector<MPI_Request>*)>& start) {
   if (!nonblocking) {
     const int rc = blocking();
     return rc == MPI_SUCCESS ? MPIX_SUCCESS : fail_mpi(rc, what);
@@ -150,13 +148,30 @@ int call_progressing(MPI_Comm comm, const char* what, bool collective, const std
   return wait_all_progressing((int)requests.size(), requests.data(), comm);
 }
 
+}  // namespace
+
+int call_progressing(MPI_Comm comm, const char* what, const std::function<int()>& blocking,
+                     const std::function<int(std::vector<MPI_Request>*)>& start) {
+  return blocking_or_started(others_started(nullptr), comm, what, blocking, start);
+}
+
+int collective_progressing(MPI_Comm comm, const char* what, const std::function<int()>& blocking,
+                           const std::function<int(MPI_Request*)>& start) {
+#ifdef MPIX_SIMULATED
+  const bool nonblocking = false;
+#else
+  const bool nonblocking = true;
+#endif
+  return blocking_or_started(nonblocking, comm, what, blocking, [&](std::vector<MPI_Request>* requests) {
+    requests->emplace_back();
+    return start(&requests->back());
+  });
+}
+
 int allreduce_progressing(const void* in, void* out, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
-  return call_progressing(
-      comm, "MPI_Allreduce", true, [&] { return MPI_Allreduce(in, out, count, type, op, comm); },
-      [&](std::vector<MPI_Request>* requests) {
-        requests->emplace_back();
-        return MPI_Iallreduce(in, out, count, type, op, comm, &requests->back());
-      });
+  return collective_progressing(
+      comm, "MPI_Allreduce", [&] { return MPI_Allreduce(in, out, count, type, op, comm); },
+      [&](MPI_Request* request) { return MPI_Iallreduce(in, out, count, type, op, comm, request); });
 }
 
 bool any_started() { return others_started(nullptr); }

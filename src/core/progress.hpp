@@ -66,20 +66,24 @@ int progress_test(MPIX_Request_s* request, bool* done);
 //
 // As wait_all (completion.hpp).
 int wait_all_progressing(int count, MPI_Request* requests, MPI_Comm comm, MPI_Status* statuses = nullptr);
-// A blocking MPI call of the library's (`blocking`, an MPI_Sendrecv), or, where
-// some request is started, its nonblocking form (`start`, which appends its
-// requests) and wait_all_progressing. A `collective`'s two forms do not match each
-// other (MPI-4.0 section 6.12), so its ranks, which cannot know whether the others
-// have requests started, all take the nonblocking form; but the simulated build,
-// whose figures time the blocking one and whose benchmark starts no request across
-// such calls. `what` names the call in an error. Both return MPI codes.
-int call_progressing(MPI_Comm comm, const char* what, bool collective, const std::function<int()>& blocking,
+// A blocking point-to-point call of the library's (`blocking`, an MPI_Sendrecv),
+// or, where some request is started, its nonblocking form (`start`, which appends
+// its requests) and wait_all_progressing. `what` names the call in an error. Both
+// return MPI codes.
+int call_progressing(MPI_Comm comm, const char* what, const std::function<int()>& blocking,
                      const std::function<int(std::vector<MPI_Request>*)>& start);
+// The same for a collective (`start` makes its one request). Its two forms do not
+// match each other (MPI-4.0 section 6.12), so its ranks, which cannot know whether
+// the others have requests started, all take the nonblocking form; but the
+// simulated build, whose figures time the blocking one and whose benchmark starts
+// no request across such calls.
+int collective_progressing(MPI_Comm comm, const char* what, const std::function<int()>& blocking,
+                           const std::function<int(MPI_Request*)>& start);
 // Whether some request is started, and one test of each (the library's own
 // polling loops: SDDE's probes).
 bool any_started();
 void progress_all_started();
-// MPI_Allreduce through call_progressing; an MPIX code.
+// MPI_Allreduce through collective_progressing; an MPIX code.
 int allreduce_progressing(const void* in, void* out, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm);
 
 }  // namespace mpix

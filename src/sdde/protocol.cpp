@@ -174,15 +174,14 @@ int personalized_exchange(MPI_Comm comm, int tag, const std::vector<Outgoing>& o
       if (reduce_bytes) contributions[(std::size_t)o.slot * width + 1] += o.bytes;
     }
     long long mine[2] = {0, -1};
-    MPIX_TRY(call_progressing(
-        reduce_comm, "MPI_Reduce_scatter_block", true,
+    MPIX_TRY(collective_progressing(
+        reduce_comm, "MPI_Reduce_scatter_block",
         [&] {
           return MPI_Reduce_scatter_block(contributions.data(), mine, width, MPI_LONG_LONG, MPI_SUM, reduce_comm);
         },
-        [&](std::vector<MPI_Request>* requests) {
-          requests->emplace_back();
+        [&](MPI_Request* request) {
           return MPI_Ireduce_scatter_block(contributions.data(), mine, width, MPI_LONG_LONG, MPI_SUM, reduce_comm,
-                                           &requests->back());
+                                           request);
         }));
     ++stats->collectives;
     expected = mine[0];
