@@ -618,14 +618,27 @@ TEST_CASE("a call's agreement and planning move started requests on", "[reuse][p
       return ok;
     };
   };
+  auto comm_init = [&](int) {
+    MPIX_Comm* made = nullptr;
+    const bool ok = MPIX_Comm_init(&made, MPI_COMM_WORLD) == MPIX_SUCCESS;
+    if (made) MPIX_Comm_free(&made);
+    return ok;
+  };
+  // On a communicator of its own: the started request keeps c's layout.
+  harness::Comm other;
+  auto update_locality = [&](int) { return MPIX_Comm_update_locality(other.comm, 0) == MPIX_SUCCESS; };
   const std::vector<std::pair<std::string, std::function<bool(int)>>> calls = {
+      {"ipc_hybrid, the communicator's first", dense("ipc_hybrid", "false")},
+      {"MPIX_Alltoall_crs rma", sparse("rma")},
       {"auto", dense("auto", "false")},
       {"tuna", dense("tuna", "false")},
       {"node_aware", dense("node_aware", "false")},
       {"pairwise with mpix_check_args", dense("pairwise", "true")},
       {"MPIX_Alltoallv_plan", plan},
       {"MPIX_Alltoall_crs personalized", sparse("personalized")},
-      {"MPIX_Alltoall_crs nonblocking", sparse("nonblocking")}};
+      {"MPIX_Alltoall_crs nonblocking", sparse("nonblocking")},
+      {"MPIX_Comm_update_locality", update_locality},
+      {"MPIX_Comm_init", comm_init}};
   int call = 0;
   for (const auto& named : calls) {
     INFO(named.first);

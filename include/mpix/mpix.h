@@ -218,9 +218,9 @@ int MPIX_Alltoallv_plan_c(const void* sendbuf, const MPI_Count sendcounts[],
  *  contents may change between starts. MPIX_Start only posts the first round of
  *  messages; the exchange progresses and completes in MPIX_Wait (or MPIX_Test). Requests on one
  *  communicator must be started in the same order on all ranks, and may be completed in any
- *  order: every MPIX_Wait and MPIX_Test, and every mpix call while it waits for other ranks
- *  (but MPIX_Comm_init and MPIX_Comm_update_*; the user guide's "What can still hang"),
- *  also moves the process's other started requests on. */
+ *  order: every MPIX_Wait and MPIX_Test, and every collective mpix call while it waits
+ *  for other ranks to make it, also moves the process's other started requests on (the
+ *  program's own MPI calls do not: the user guide's "What can still hang"). */
 /**@{*/
 int MPIX_Alltoall_plan(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                        void* recvbuf, int recvcount, MPI_Datatype recvtype,

@@ -11,6 +11,7 @@
 #include "handles.hpp"
 #include "info.hpp"
 #include "library_comm.hpp"
+#include "progress.hpp"
 
 using namespace mpix;
 
@@ -18,12 +19,18 @@ using namespace mpix;
 // and detection itself gives every rank the same tables), or all fail together, as
 // they do when any rank failed before (so no rank enters Locality::init's
 // collectives alone). Collective on `comm`.
+//
+// It is the call's first collective, waited for while the process's started
+// requests move on (progress.hpp), and it ends on no rank before every rank has
+// made it: so the splits and the duplicate after it, which MPI has no
+// nonblocking form of, are entered by ranks that all made this call, none of
+// them still waiting for a started request that needs a peer blocked in them.
 static int agree_layout(MPI_Comm comm, const char* name, int local_rc, int ppn) {
   std::string local_message = MPIX_Last_error_message();
   const int mine_ppn = ppn > 0 ? ppn : 0;
   int mine[3] = {local_rc != MPIX_SUCCESS, mine_ppn, -mine_ppn};
   int all[3];
-  MPIX_CHECK_MPI(MPI_Allreduce(mine, all, 3, MPI_INT, MPI_MAX, comm));
+  MPIX_TRY(allreduce_progressing(mine, all, 3, MPI_INT, MPI_MAX, comm));
   if (local_rc != MPIX_SUCCESS) return fail(local_rc, local_message);
   if (all[0])
     return fail(MPIX_ERR_ARG, format("%s: another rank failed its checks (its own message names the problem)", name));
@@ -68,11 +75,21 @@ extern "C" int MPIX_Comm_init(MPIX_Comm** comm, MPI_Comm mpi_comm) {
   if (rc == MPIX_SUCCESS) rc = copy_bandwidth_from_environment(&bandwidth);
 #endif
   auto* c = new (std::nothrow) MPIX_Comm_s;
-  if (!c) return fail(MPIX_ERR_NO_MEM, "MPIX_Comm_init: out of memory");
+  if (!c && rc == MPIX_SUCCESS) rc = fail(MPIX_ERR_NO_MEM, "MPIX_Comm_init: out of memory");
+  // On the program's communicator, before the duplicate: a rank that fails here
+  // (MPIX_PPN malformed, a NULL comm, no memory) fails with every other, and none
+  // makes the duplicate.
+  rc = agree_layout(mpi_comm, "MPIX_Comm_init", rc, ppn);
+  if (rc != MPIX_SUCCESS) {
+    delete c;
+    return finish_call("MPIX_Comm_init", rc);
+  }
   c->user_comm = mpi_comm;
-  // The duplicate is made even when MPIX_PPN is malformed, so that every rank takes
-  // part in the same collectives before the error is returned.
-  MPIX_CHECK_MPI(MPI_Comm_dup(mpi_comm, &c->lib_comm));
+  const int dup_rc = MPI_Comm_dup(mpi_comm, &c->lib_comm);
+  if (dup_rc != MPI_SUCCESS) {
+    delete c;
+    return fail_mpi(dup_rc, "MPI_Comm_dup");
+  }
   MPI_Comm_set_errhandler(c->lib_comm, MPI_ERRORS_RETURN);
   name_library_comm(c->lib_comm, "duplicate");
   MPI_Comm_size(c->lib_comm, &c->size);
@@ -81,8 +98,7 @@ extern "C" int MPIX_Comm_init(MPIX_Comm** comm, MPI_Comm mpi_comm) {
   int has_tag_ub = 0;
   MPI_Comm_get_attr(c->lib_comm, MPI_TAG_UB, &tag_ub, &has_tag_ub);
   if (has_tag_ub && *tag_ub >= 32767) c->tag_slots = ((unsigned long long)*tag_ub + 1) / 8;
-  rc = agree_layout(c->lib_comm, "MPIX_Comm_init", rc, ppn);
-  if (rc == MPIX_SUCCESS) rc = c->locality.init(c->lib_comm, ppn);
+  rc = c->locality.init(c->lib_comm, ppn);
   // Regions come after the nodes (a failure above is agreed, so every rank skips
   // them). Every rank reads the environment and takes part in the regions'
   // agreement, so that a malformed value on one rank fails all together.

@@ -13,6 +13,7 @@
 #include "../core/error.hpp"
 #include "../core/handles.hpp"
 #include "../core/info.hpp"
+#include "../core/progress.hpp"
 #include "locality.hpp"
 
 namespace mpix {
@@ -98,12 +99,14 @@ int detected_leader(MPI_Comm node, int local_rank, int* leader) {
 }  // namespace
 
 int Regions::init(MPI_Comm parent, Locality& locality, int ranks_per_region, int local_rc) {
-  // Agreed first, so that every rank takes the same path below.
+  // Agreed first, so that every rank takes the same path below; and while the
+  // started requests move on, so that the splits below are entered by ranks that
+  // all made this call (MPIX_Comm_update_regions; agree_layout in comm.cpp).
   const bool failed = local_rc != MPIX_SUCCESS;
   const int value = ranks_per_region > 0 && !failed ? ranks_per_region : 0;
   int mine[3] = {value, -value, failed ? 1 : 0};
   int all[3];
-  MPIX_CHECK_MPI(MPI_Allreduce(mine, all, 3, MPI_INT, MPI_MAX, parent));
+  MPIX_TRY(allreduce_progressing(mine, all, 3, MPI_INT, MPI_MAX, parent));
   if (failed) return local_rc;  // its message is the last error still
   if (all[2]) return fail(MPIX_ERR_ARG, "regions: another rank failed its checks (its own message names the problem)");
   if (all[0] != -all[1])
