@@ -626,6 +626,21 @@ TEST_CASE("a call's agreement and planning move started requests on", "[reuse][p
   };
   // On a communicator of its own: the started request keeps c's layout.
   harness::Comm other;
+  // A communicator whose SDDE rma window (made here, before the start) its free
+  // releases: MPI_Win_free synchronises.
+  MPIX_Comm* windowed = nullptr;
+  REQUIRE(MPIX_Comm_init(&windowed, MPI_COMM_WORLD) == MPIX_SUCCESS);
+  {
+    const int dest = (rank + 1) % size, value = rank;
+    int recv_nnz = -1, *src = nullptr;
+    void* vals = nullptr;
+    harness::Info rma{{"mpix_alltoall_crs_algorithm", "rma"}};
+    REQUIRE(MPIX_Alltoall_crs(1, &dest, 1, MPI_INT, &value, &recv_nnz, &src, 1, MPI_INT, &vals, rma.info,
+                              windowed) == MPIX_SUCCESS);
+    MPIX_Free(src);
+    MPIX_Free(vals);
+  }
+  auto free_windowed = [&](int) { return MPIX_Comm_free(&windowed) == MPIX_SUCCESS && windowed == nullptr; };
   auto update_locality = [&](int) { return MPIX_Comm_update_locality(other.comm, 0) == MPIX_SUCCESS; };
   const std::vector<std::pair<std::string, std::function<bool(int)>>> calls = {
       {"ipc_hybrid, the communicator's first", dense("ipc_hybrid", "false")},
@@ -638,7 +653,8 @@ TEST_CASE("a call's agreement and planning move started requests on", "[reuse][p
       {"MPIX_Alltoall_crs personalized", sparse("personalized")},
       {"MPIX_Alltoall_crs nonblocking", sparse("nonblocking")},
       {"MPIX_Comm_update_locality", update_locality},
-      {"MPIX_Comm_init", comm_init}};
+      {"MPIX_Comm_init", comm_init},
+      {"MPIX_Comm_free of a communicator with an rma window", free_windowed}};
   int call = 0;
   for (const auto& named : calls) {
     INFO(named.first);

@@ -129,6 +129,10 @@ extern "C" int MPIX_Comm_free(MPIX_Comm** comm) {
   if (c->live_requests > 0)
     return fail(MPIX_ERR_ARG, format("MPIX_Comm_free: %d persistent request(s) still use this communicator; "
                                      "free them first", c->live_requests));
+  // MPI_Win_free synchronises: a peer that frees only after completing a started
+  // request this rank's part of which it waits for must not find this rank blocked
+  // in it. Every rank has the window or none (made by collective calls).
+  if (c->sdde_window.win != MPI_WIN_NULL) MPIX_TRY(finish_call("MPIX_Comm_free", barrier_progressing(c->lib_comm)));
   free_comm(c);
   *comm = nullptr;
   return MPIX_SUCCESS;

@@ -174,6 +174,12 @@ int allreduce_progressing(const void* in, void* out, int count, MPI_Datatype typ
       [&](MPI_Request* request) { return MPI_Iallreduce(in, out, count, type, op, comm, request); });
 }
 
+int barrier_progressing(MPI_Comm comm) {
+  return collective_progressing(
+      comm, "MPI_Barrier", [&] { return MPI_Barrier(comm); },
+      [&](MPI_Request* request) { return MPI_Ibarrier(comm, request); });
+}
+
 bool any_started() { return others_started(nullptr); }
 
 void progress_all_started() { progress_others(nullptr); }

@@ -85,5 +85,8 @@ bool any_started();
 void progress_all_started();
 // MPI_Allreduce through collective_progressing; an MPIX code.
 int allreduce_progressing(const void* in, void* out, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm);
+// MPI_Barrier the same way: before a blocking collective that synchronises
+// (MPI_Win_free), so that every rank is inside the call first.
+int barrier_progressing(MPI_Comm comm);
 
 }  // namespace mpix
