@@ -191,7 +191,7 @@ int post_carried(const std::vector<std::unique_ptr<CarriedMessage>>& recvs,
 // are packed and the own block copied; after each wait the non-contiguous receive
 // blocks are unpacked. A plan whose messages are CarriedMessages that reach every
 // rank from every rank calls carry_change() at init: its repeated blocking calls
-// then run without the agreement (dense.cpp, "Plan reuse").
+// then run without the agreement (plan_reuse.hpp).
 class ByteExchangePlan : public CarryingStagePlan {
  protected:
   void init_sides(const PlanContext& context);

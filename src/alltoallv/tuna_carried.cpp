@@ -20,8 +20,8 @@
 // per non-zero radix-r digit of i - j, in the order the rounds run), so a word in
 // front of each message, OR-ed on the way, brings every rank's bit to every rank
 // by the last round: a repeated blocking call learns so whether any rank's call
-// changed, without the agreement (plan.hpp, start_carrying; dense.cpp, "Plan
-// reuse"). A rank that changed, or has seen a change, sends only that word.
+// changed, without the agreement (plan.hpp, start_carrying; plan_reuse.hpp).
+// A rank that changed, or has seen a change, sends only that word.
 #include <algorithm>
 #include <cstring>
 

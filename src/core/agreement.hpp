@@ -26,7 +26,7 @@ struct Agreement {
   unsigned long long sent_checksum = 0, expected_checksum = 0;
   bool counts_disagree = false;
   // Mine: this rank has no plan of an identical previous blocking call to run again
-  // (dense.cpp, "Plan reuse"); all: some rank has none.
+  // (plan_reuse.hpp); all: some rank has none.
   bool changed = true;
   // Mine: this rank would keep the call's plan for reuse; all: every rank would.
   bool keeps = false;

@@ -17,7 +17,7 @@
 
 namespace mpix {
 
-struct ReusablePlan;  // dense.cpp
+struct ReusablePlan;  // plan_reuse.hpp
 
 // Counters of this rank's part in the last SDDE call on a communicator
 // (MPIX_Alltoall(v)_crs), read by the tests and mpix-bench.
@@ -79,7 +79,7 @@ struct MPIX_Comm_s {
   mpix::SddeWindow sdde_window;  // of the rma SDDE algorithm
   mpix::DirectCopy direct_copy;  // pids, CMA permission, CUDA IPC handles (ipc_hybrid)
   // The plan of the last blocking MPIX_Alltoall [0] and MPIX_Alltoallv [1], run
-  // again while every rank repeats that call (dense.cpp, "Plan reuse"). Not counted
+  // again while every rank repeats that call (plan_reuse.hpp). Not counted
   // in live_requests; released by release_reusable_plans.
   mpix::ReusablePlan* reusable_plans[2] = {nullptr, nullptr};
   mpix::DenseChoice blocking_choices[2];  // the same two: what they ran
@@ -116,7 +116,7 @@ namespace mpix {
 // every call at level 2, each distinct decision once per communicator at level 1.
 bool reports(MPIX_Comm_s* comm, const std::string& key);
 
-// Frees the plans kept for reuse by blocking calls (dense.cpp): before the
+// Frees the plans kept for reuse by blocking calls (plan_reuse.hpp): before the
 // communicator or its layout goes, which they were made with.
 void release_reusable_plans(MPIX_Comm_s* comm);
 // Whether the plan kept for the blocking MPIX_Alltoall (or MPIX_Alltoallv) runs

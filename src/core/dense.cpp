@@ -1,6 +1,6 @@
 // MPIX_Alltoall(v)[_plan]: the one agreement between ranks, algorithm choice, the
 // plan and its reuse, a request's start and wait (the C entry points: dense_api.cpp;
-// the arguments' checks: dense_args.cpp).
+// the arguments' checks: dense_args.cpp; the kept plans: plan_reuse.cpp).
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
@@ -18,6 +18,7 @@
 #include "error.hpp"
 #include "handles.hpp"
 #include "info.hpp"
+#include "plan_reuse.hpp"
 #include "progress.hpp"
 #include "registry.hpp"
 #include "request.hpp"
@@ -25,100 +26,7 @@
 
 namespace mpix {
 
-// Plan reuse. Applications make the same exchange again and again (a solver's halo
-// update, an FFT's transpose), and a blocking call is agreement, plan, start, wait.
-// The plan of the previous blocking call of the same operation serves again while
-// nothing it was made from changed on any rank: buffers, counts, displacements,
-// datatype layouts, algorithm and hints. Each rank compares its call with the one
-// it keeps the plan of; either every rank runs its kept plan or every rank plans
-// anew, so the choice stays collective. Two ways to learn whether any rank's call
-// changed:
-// - the call's one agreement carries the bit: the call saves the planning and the
-//   metadata rounds (TuNA's sizes, node_aware's gathered sizes), not the agreement;
-// - the kept plan's own messages carry it (Plan::start_carrying: the plans whose
-//   messages reach every rank from every rank, bruck, tuna, tuna_carried, the
-//   hierarchical TuNAs, and the direct exchanges in their messages' lengths,
-//   ScheduledPlan), where every rank keeps the plan (also
-//   agreed), not in place and without mpix_check_args: the call is the exchange alone. A rank whose call
-//   changed only sends the plan's messages, with the bit, touching no user buffer;
-//   then every rank makes the call anew (the agreement, which fails it everywhere if
-//   that rank's arguments are bad). In place is left out, as the exchange writes the
-//   receive buffer its next attempt would send from. As a change then costs an
-//   exchange of the plan's messages more, this starts once the plan has run again
-//   after an agreement: calls that alternate between two exchanges never pay it.
-// Host buffers only: a CUDA IPC handle names an allocation, which may have been
-// freed and made again at the same address. mpix_plan_reuse=false turns reuse off
-// (a kept plan holds its scratch).
-struct ReusablePlan {
-  Op op;
-  Exchange exchange;  // as checked, before planning pointed anything at scratch
-  long long algorithm = -1, hints_hash = 0;
-  bool in_place = false;
-  std::unique_ptr<MPIX_Request_s> request;  // none: the call's blocks arrived with its agreement
-  bool carried = false;  // the plan carries the bit, every rank keeps it, not in place
-  int reuses = 0;        // calls that ran it again after the agreement (the same on every rank)
-  // Where the call's hints came from (same_raw_call): its info, that info's content,
-  // the MPIX_ environment.
-  const MPIX_Info_s* info = nullptr;
-  unsigned long long info_generation = 0, environment = 0;
-};
-
-// The call, as checked (before planning pointed anything at scratch), to be kept
-// with its plan or, where its blocks arrived with the agreement, alone.
-std::unique_ptr<ReusablePlan> keep_call(Op op, const Exchange& ex, const Agreement& mine, bool in_place,
-                                        const MPIX_Info_s* info) {
-  std::unique_ptr<ReusablePlan> kept(new ReusablePlan{op, ex, mine.algorithm, mine.hints_hash, in_place, nullptr});
-  kept->info = info;
-  kept->info_generation = info ? info->generation : 0;
-  kept->environment = environment_fingerprint();
-  return kept;
-}
-
-// Frees a kept plan (its scratch goes back to the pool) and empties its slot.
-void drop(ReusablePlan*& kept) {
-  delete kept;
-  kept = nullptr;
-}
-
-void release_reusable_plans(MPIX_Comm_s* comm) {
-  int finalized = 0;
-  MPI_Finalized(&finalized);
-  for (ReusablePlan*& kept : comm->reusable_plans) {
-    if (kept && kept->request && finalized) {  // its MPI objects went with MPI: nothing left to free
-      kept->request.release();
-      --comm->live_requests;
-    }
-    drop(kept);
-  }
-}
-
-bool kept_plan_carries(const MPIX_Comm_s* comm, bool alltoall) {
-  const ReusablePlan* kept = comm->reusable_plans[alltoall ? 0 : 1];
-  return kept && kept->carried;
-}
-
 namespace {
-
-// Whether `kept` was made from the same call as `ex` with `hints`.
-bool same_call(const ReusablePlan& kept, Op op, const Exchange& ex, const Hints& hints, bool in_place) {
-  return hints.plan_reuse && kept.op == op && kept.algorithm == asked_index(hints) &&
-         kept.hints_hash == hints_hash(hints) && kept.in_place == in_place && same_side(kept.exchange.send, ex.send) &&
-         same_side(kept.exchange.recv, ex.recv);
-}
-
-// The call whose plan `kept` is, again, from its raw arguments: the same buffers,
-// counts, displacements and datatype layouts, the same info unchanged since, and
-// the same MPIX_ environment, so the same hints. It decides nothing check_local and
-// same_call would decide otherwise; it only skips building the exchange and
-// resolving a dozen hints, which took half of a repeated call at 2 ranks (about
-// 1 us on real MPICH). False means: look closer.
-bool same_raw_call(const DenseArgs& a, const MPIX_Info_s* info, const MPIX_Comm_s* comm, const ReusablePlan& kept) {
-  if (a.op != kept.op || kept.in_place || a.sendbuf == MPI_IN_PLACE || info != kept.info ||
-      (info && info->generation != kept.info_generation))
-    return false;
-  return same_raw_side(a, true, kept.exchange.send, comm->lib_comm) &&
-         same_raw_side(a, false, kept.exchange.recv, comm->lib_comm) && environment_fingerprint() == kept.environment;
-}
 
 // MPIX_VERBOSE: a call that ran `kept` again, and how it learnt that it could.
 void report_reuse(MPIX_Comm_s* comm, const DenseArgs& a, const ReusablePlan& kept, const char* reason);

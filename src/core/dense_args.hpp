@@ -51,7 +51,7 @@ bool same_layout(const TypeLayout& a, const TypeLayout& b);
 bool same_side(const BufferSide& a, const BufferSide& b);
 
 // Whether one side of the raw arguments `a` is `kept` again: the same buffer,
-// counts, displacements and datatype layout (the plan-reuse shortcut, dense.cpp).
+// counts, displacements and datatype layout (the plan-reuse shortcut, plan_reuse.hpp).
 bool same_raw_side(const DenseArgs& a, bool send, const BufferSide& kept, MPI_Comm lib_comm);
 
 // The registry index of the algorithm asked for (-1: auto) and the hash of every

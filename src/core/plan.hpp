@@ -82,7 +82,7 @@ class Plan {
   // A plan whose messages carry one bit from every rank to every rank (every rank's
   // messages reach every other rank through the rounds, each message sent after
   // what its rank received before: Bruck's rounds) lets a repeated blocking call run
-  // without the agreement (dense.cpp, "Plan reuse"). start_carrying(changed) starts
+  // without the agreement (plan_reuse.hpp). start_carrying(changed) starts
   // an exchange whose messages carry the bit, OR-ed on the way; with `changed` this
   // rank's call is not the one the plan was made for, and the plan reads and writes
   // none of the user's buffers, it only sends and receives its messages. After the
