@@ -85,7 +85,7 @@ bool cached_type_in_order(MPI_Datatype type) {
 }  // namespace
 
 int describe_type(MPI_Datatype type, const char* what, TypeLayout* layout) {
-  if (type == MPI_DATATYPE_NULL) return fail(MPIX_ERR_ARG, format("%s: MPI_DATATYPE_NULL", what));
+  if (type == MPI_DATATYPE_NULL) return fail_as(MPI_ERR_TYPE, MPIX_ERR_ARG, format("%s: MPI_DATATYPE_NULL", what));
   layout->type = type;
   MPIX_CHECK_MPI(MPI_Type_get_extent(type, &layout->lb, &layout->extent));
   MPIX_CHECK_MPI(MPI_Type_get_true_extent(type, &layout->true_lb, &layout->true_extent));
@@ -280,9 +280,10 @@ int check_committed(MPI_Datatype type, const char* what, MPI_Comm comm) {
   if (!derived) return MPIX_SUCCESS;
   const int rc = pack_nothing(type, comm);
   if (rc == MPI_SUCCESS) return MPIX_SUCCESS;
-  return fail(MPIX_ERR_ARG, format("%s: MPI refuses to use this datatype (%s); a derived datatype must be "
-                                   "committed with MPI_Type_commit before an exchange uses it",
-                                   what, mpi_reason(rc).c_str()));
+  return fail_as(MPI_ERR_TYPE, MPIX_ERR_ARG,
+                 format("%s: MPI refuses to use this datatype (%s); a derived datatype must be "
+                        "committed with MPI_Type_commit before an exchange uses it",
+                        what, mpi_reason(rc).c_str()));
 }
 
 OwnedTypes::~OwnedTypes() {

@@ -58,10 +58,12 @@ int check_side(const DenseArgs& a, bool send, int size, MPI_Comm lib_comm, Buffe
   const long long limit = LLONG_MAX / 4 / element / size;
   if (a.op == kAlltoall) {
     MPI_Count count = send ? a.sendcount : a.recvcount;
-    if (count < 0) return fail(MPIX_ERR_ARG, format("%s: %s=%lld: must be >= 0", a.name, counts_name, (long long)count));
+    if (count < 0)
+      return fail_as(MPI_ERR_COUNT, MPIX_ERR_ARG,
+                     format("%s: %s=%lld: must be >= 0", a.name, counts_name, (long long)count));
     if (count > limit)
-      return fail(MPIX_ERR_ARG, format("%s: %s=%lld: more bytes than 64-bit offsets hold", a.name, counts_name,
-                                       (long long)count));
+      return fail_as(MPI_ERR_COUNT, MPIX_ERR_ARG,
+                     format("%s: %s=%lld: more bytes than 64-bit offsets hold", a.name, counts_name, (long long)count));
     // Block i starts i*count elements in, an offset in MPI_Aint: a buffer beyond
     // INT_MAX elements is fine (MPI_Alltoall accepts it too).
     for (int i = 0; i < size; ++i) {
@@ -75,10 +77,12 @@ int check_side(const DenseArgs& a, bool send, int size, MPI_Comm lib_comm, Buffe
     if (!displs) return fail(MPIX_ERR_ARG, format("%s: %s is NULL", a.name, displs_name));
     for (int i = 0; i < size; ++i) {
       if (counts[i] < 0)
-        return fail(MPIX_ERR_ARG, format("%s: %s[%d]=%lld: must be >= 0", a.name, counts_name, i, (long long)counts[i]));
+        return fail_as(MPI_ERR_COUNT, MPIX_ERR_ARG,
+                       format("%s: %s[%d]=%lld: must be >= 0", a.name, counts_name, i, (long long)counts[i]));
       if (counts[i] > limit || displs[i] > limit || displs[i] < -limit)
-        return fail(MPIX_ERR_ARG, format("%s: %s[%d]=%lld at %s[%d]=%lld: more bytes than 64-bit offsets hold", a.name,
-                                         counts_name, i, (long long)counts[i], displs_name, i, (long long)displs[i]));
+        return fail_as(MPI_ERR_COUNT, MPIX_ERR_ARG,
+                       format("%s: %s[%d]=%lld at %s[%d]=%lld: more bytes than 64-bit offsets hold", a.name,
+                              counts_name, i, (long long)counts[i], displs_name, i, (long long)displs[i]));
       side->counts[i] = counts[i];
       side->displs[i] = displs[i];
     }
@@ -87,10 +91,10 @@ int check_side(const DenseArgs& a, bool send, int size, MPI_Comm lib_comm, Buffe
   if (!buf && side->byte_span(&lowest, &highest) && !bottom_addresses_mapped(lowest, highest - 1)) {
     long long bytes = 0;
     for (int i = 0; i < size; ++i) bytes += side->block_bytes(i);
-    return fail(MPIX_ERR_ARG, format("%s: %s is NULL but %lld bytes are to be %s (as MPI_BOTTOM its data would start "
-                                     "at address %lld; MPI_BOTTOM takes absolute addresses)",
-                                     a.name, send ? "sendbuf" : "recvbuf", bytes, send ? "sent" : "received",
-                                     (long long)lowest));
+    return fail_as(MPI_ERR_BUFFER, MPIX_ERR_ARG,
+                   format("%s: %s is NULL but %lld bytes are to be %s (as MPI_BOTTOM its data would start at "
+                          "address %lld; MPI_BOTTOM takes absolute addresses)",
+                          a.name, send ? "sendbuf" : "recvbuf", bytes, send ? "sent" : "received", (long long)lowest));
   }
   side->buf = (char*)buf;
   return MPIX_SUCCESS;
@@ -131,9 +135,10 @@ int check_disjoint(const char* name, const BufferSide& send, const BufferSide& r
     if (other && other->hi > piece.lo) {
       const Piece& sent = piece.sent ? piece : *other;
       const Piece& received = piece.sent ? *other : piece;
-      return fail(MPIX_ERR_ARG, format("%s: sendbuf and recvbuf overlap: the block sent to rank %d and the block "
-                                       "received from rank %d share bytes (MPI_IN_PLACE exchanges in place)",
-                                       name, sent.peer, received.peer));
+      return fail_as(MPI_ERR_BUFFER, MPIX_ERR_ARG,
+                     format("%s: sendbuf and recvbuf overlap: the block sent to rank %d and the block "
+                            "received from rank %d share bytes (MPI_IN_PLACE exchanges in place)",
+                            name, sent.peer, received.peer));
     }
     if (!furthest[piece.sent] || piece.hi > furthest[piece.sent]->hi) furthest[piece.sent] = &piece;
   }
@@ -177,7 +182,8 @@ int check_local(const DenseArgs& a, const MPIX_Info* info, MPIX_Comm_s* comm, Ex
     MPIX_TRY(check_side(a, true, comm->size, comm->lib_comm, &ex->send));
     // Erroneous in MPI (MPICH reports it); the interposer relies on the refusal.
     if (a.sendbuf && a.sendbuf == a.recvbuf)
-      return fail(MPIX_ERR_ARG, format("%s: sendbuf and recvbuf are the same buffer (MPI_IN_PLACE exchanges in place)", a.name));
+      return fail_as(MPI_ERR_BUFFER, MPIX_ERR_ARG,
+                     format("%s: sendbuf and recvbuf are the same buffer (MPI_IN_PLACE exchanges in place)", a.name));
     MPIX_TRY(check_disjoint(a.name, ex->send, ex->recv));
   }
   // The own block is copied, never sent: buffers sized by the largest block (TuNA's
@@ -186,9 +192,12 @@ int check_local(const DenseArgs& a, const MPIX_Info* info, MPIX_Comm_s* comm, Ex
   for (int i = 0; i < comm->size; ++i)
     if (i != comm->rank || comm->size == 1)
       ex->max_block_bytes = std::max({ex->max_block_bytes, ex->send.block_bytes(i), ex->recv.block_bytes(i)});
-  if (ex->send.block_bytes(comm->rank) != ex->recv.block_bytes(comm->rank))
-    return fail(MPIX_ERR_ARG, format("%s: own block: sending %lld bytes to self but receiving %lld",
-                                     a.name, ex->send.block_bytes(comm->rank), ex->recv.block_bytes(comm->rank)));
+  // MPI's class where more is sent than received; the opposite MPI takes.
+  const long long own_sent = ex->send.block_bytes(comm->rank), own_received = ex->recv.block_bytes(comm->rank);
+  if (own_sent != own_received)
+    return fail_as(
+        own_sent > own_received ? MPI_ERR_TRUNCATE : MPI_ERR_ARG, MPIX_ERR_ARG,
+        format("%s: own block: sending %lld bytes to self but receiving %lld", a.name, own_sent, own_received));
 
   const char* key = a.op == kAlltoall ? "mpix_alltoall_algorithm" : "mpix_alltoallv_algorithm";
   std::string value = "auto", source;

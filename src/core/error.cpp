@@ -18,6 +18,7 @@ struct ThreadErrors {
   int pending_code = MPIX_SUCCESS;
   std::string pending;
   mpix::AgreedFailure agreed;
+  int mpi_class = 0;  // fail_as's, until the next call begins
 };
 
 #ifdef MPIX_SIMULATED
@@ -43,6 +44,13 @@ int fail(int code, std::string message) {
   last_error() = std::move(message);
   return code;
 }
+
+int fail_as(int mpi_class, int code, std::string message) {
+  errors().mpi_class = mpi_class;
+  return fail(code, std::move(message));
+}
+
+int last_mpi_error_class() { return errors().mpi_class; }
 
 std::string format(const char* fmt, ...) {
   char buffer[512];
@@ -154,6 +162,7 @@ void begin_call() {
   e.pending_code = MPIX_SUCCESS;
   e.pending.clear();
   e.agreed = AgreedFailure();
+  e.mpi_class = 0;
 }
 
 int run_apart(const std::function<int()>& body, std::string* message) {

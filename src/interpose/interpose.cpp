@@ -211,8 +211,11 @@ bool leave_to_mpi(MPI_Comm comm, const char* function, int rc, int* error_class)
     PMPI_Allreduce(&own, &every_rank_own, 1, MPI_INT, MPI_MIN, comm);
     if (!every_rank_own) {
       // The rank whose arguments are wrong says so even where the handler returns:
-      // without the interposer, the job would have hung here.
-      *error_class = raise_error(comm, function, mpi_class(rc), message, agreed.own);
+      // without the interposer, the job would have hung here. It returns the class
+      // MPI returns for that fault (MPI_ERR_COUNT for a negative count), where the
+      // library knows one; the others, which MPI would have left waiting, MPI_ERR_ARG.
+      const int own_class = agreed.own ? mpix::last_mpi_error_class() : 0;
+      *error_class = raise_error(comm, function, own_class ? own_class : mpi_class(rc), message, agreed.own);
       return false;
     }
   }

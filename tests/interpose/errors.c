@@ -15,8 +15,9 @@
  * default handler: the run must end there ("survived" is printed otherwise).
  * With the argument "one-rank", run with the interposer only: MPI_Alltoall,
  * MPI_Alltoallv and (MPI-4) MPI_Alltoall_init with a negative count on rank 1 alone,
- * which MPI refuses there and leaves the other ranks waiting in its exchange; then a
- * right MPI_Alltoall ("after", with whether its blocks arrived). */
+ * which MPI refuses there (MPI_ERR_COUNT, printed for the check) and leaves the other
+ * ranks waiting in its exchange; then a right MPI_Alltoall ("after", with whether its
+ * blocks arrived). */
 #include <mpi.h>
 #include <stdio.h>
 #include <string.h>
@@ -67,6 +68,7 @@ int main(int argc, char** argv) {
 
   if (argc > 1 && strcmp(argv[1], "one-rank") == 0) {
     const int bad = world_rank == 1 ? -1 : 1;
+    printf("rank %d MPI_ERR_COUNT=%d\n", world_rank, MPI_ERR_COUNT);
     before = calls;
     rc = MPI_Alltoall(send, bad, MPI_INT, recv, 1, MPI_INT, comm);
     report("one-rank-alltoall", rc, before);

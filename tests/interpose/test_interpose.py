@@ -193,15 +193,20 @@ def mode_errors(interposer, program, launcher):
 
 def mode_errors_one_rank(interposer, program, launcher):
     """Arguments wrong on rank 1 only (without the interposer, MPI hangs): every rank
-    returns an error and calls its handler once with it, rank 1 prints mpix's message,
-    and the next right call works."""
+    returns an error and calls its handler once with it, rank 1 with MPI's class for
+    its negative count (MPI_ERR_COUNT), rank 1 prints mpix's message, and the next
+    right call works."""
     lines, stderr = run(launcher, 3, program, ["one-rank"], {"LD_PRELOAD": interposer})
     calls = [line for line in lines if " one-rank-" in line]
-    pattern = re.compile(r"^rank \d one-rank-\S+ class=(\d+) handler_calls=1 handler_class=(\d+)$")
+    count_class = next((line.split("=")[1] for line in lines if " MPI_ERR_COUNT=" in line), None)
+    pattern = re.compile(r"^rank (\d) one-rank-\S+ class=(\d+) handler_calls=1 handler_class=(\d+)$")
     for line in calls:
         match = pattern.match(line)
-        if not match or match.group(1) == "0" or match.group(1) != match.group(2):
+        if not match or match.group(2) == "0" or match.group(2) != match.group(3):
             sys.exit("FAIL: errors, one rank: a call that did not fail through the handler:\n" + "\n".join(lines))
+        if match.group(1) == "1" and match.group(2) != count_class:
+            sys.exit(f"FAIL: errors, one rank: rank 1's class is not MPI_ERR_COUNT ({count_class}):\n" +
+                     "\n".join(lines))
     if len(calls) < 6 or sorted(line for line in lines if " after " in line) != \
             [f"rank {r} after rc=0 right" for r in range(3)]:
         sys.exit("FAIL: errors, one rank:\n" + "\n".join(lines) + "\n" + stderr)
