@@ -88,7 +88,7 @@ extern "C" int MPIX_Comm_init(MPIX_Comm** comm, MPI_Comm mpi_comm) {
   const int dup_rc = MPI_Comm_dup(mpi_comm, &c->lib_comm);
   if (dup_rc != MPI_SUCCESS) {
     delete c;
-    return fail_mpi(dup_rc, "MPI_Comm_dup");
+    return finish_call("MPIX_Comm_init", fail_mpi(dup_rc, "MPI_Comm_dup"));
   }
   MPI_Comm_set_errhandler(c->lib_comm, MPI_ERRORS_RETURN);
   name_library_comm(c->lib_comm, "duplicate");
