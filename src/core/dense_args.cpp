@@ -22,6 +22,13 @@ namespace {
 
 constexpr long long kLowestMappedAddress = 65536;
 
+// The class MPI gives a receive buffer of MPI_IN_PLACE (the interposer returns it).
+#ifdef OPEN_MPI
+constexpr int kInPlaceRecvClass = MPI_ERR_ARG;
+#else
+constexpr int kInPlaceRecvClass = MPI_ERR_BUFFER;
+#endif
+
 // Whether the page of `address` is mapped in this process (mincore fails with
 // ENOMEM on an unmapped one).
 bool mapped(long long address) {
@@ -174,7 +181,8 @@ int check_local(const DenseArgs& a, const MPIX_Info* info, MPIX_Comm_s* comm, Ex
   ex->size = comm->size;
   ex->rank = comm->rank;
   ex->uniform = a.op == kAlltoall;
-  if (a.recvbuf == MPI_IN_PLACE) return fail(MPIX_ERR_ARG, format("%s: recvbuf is MPI_IN_PLACE", a.name));
+  if (a.recvbuf == MPI_IN_PLACE)
+    return fail_as(kInPlaceRecvClass, MPIX_ERR_ARG, format("%s: recvbuf is MPI_IN_PLACE", a.name));
   MPIX_TRY(check_side(a, false, comm->size, comm->lib_comm, &ex->recv));
   if (a.sendbuf == MPI_IN_PLACE) {
     ex->send = ex->recv;  // pointed at the copy once the plan is made
@@ -192,11 +200,12 @@ int check_local(const DenseArgs& a, const MPIX_Info* info, MPIX_Comm_s* comm, Ex
   for (int i = 0; i < comm->size; ++i)
     if (i != comm->rank || comm->size == 1)
       ex->max_block_bytes = std::max({ex->max_block_bytes, ex->send.block_bytes(i), ex->recv.block_bytes(i)});
-  // MPI's class where more is sent than received; the opposite MPI takes.
+  // MPI_ERR_TRUNCATE: MPI's class where more is sent than received, and Open MPI's
+  // for the opposite too (MPICH takes that).
   const long long own_sent = ex->send.block_bytes(comm->rank), own_received = ex->recv.block_bytes(comm->rank);
   if (own_sent != own_received)
     return fail_as(
-        own_sent > own_received ? MPI_ERR_TRUNCATE : MPI_ERR_ARG, MPIX_ERR_ARG,
+        MPI_ERR_TRUNCATE, MPIX_ERR_ARG,
         format("%s: own block: sending %lld bytes to self but receiving %lld", a.name, own_sent, own_received));
 
   const char* key = a.op == kAlltoall ? "mpix_alltoall_algorithm" : "mpix_alltoallv_algorithm";
@@ -301,14 +310,24 @@ int check_counts_agree(const DenseArgs& a, const Exchange& ex, MPI_Comm comm, in
         return MPI_Ialltoall(sent.data(), 1, MPI_LONG_LONG, arriving.data(), 1, MPI_LONG_LONG, comm, request);
       }));
   *mismatch_peer = -1;
-  for (int i = 0; i < ex.size && *mismatch_peer < 0; ++i)
-    if (arriving[i] != ex.recv.block_bytes(i)) *mismatch_peer = i;
-  int local = *mismatch_peer >= 0, any = 0;
+  bool truncated = false;  // a block larger than its receiver expects
+  for (int i = 0; i < ex.size; ++i) {
+    if (arriving[i] == ex.recv.block_bytes(i)) continue;
+    if (*mismatch_peer < 0) *mismatch_peer = i;
+    truncated = truncated || arriving[i] > ex.recv.block_bytes(i);
+  }
+  // 2: some block is larger than its receiver expects, which MPI fails on that
+  // receiver (MPI_ERR_TRUNCATE) and may leave its peers waiting for (Open MPI 4.1
+  // does): the error is every rank's, so that the interposer raises it on all of
+  // them. 1: only smaller blocks, which MPI takes; the interposer leaves the call
+  // to MPI, as a program without it would run.
+  int local = truncated ? 2 : *mismatch_peer >= 0 ? 1 : 0, any = 0;
   MPIX_TRY(allreduce_progressing(&local, &any, 1, MPI_INT, MPI_MAX, comm));
+  if (any == 2) mark_agreed(local > 0);
   if (local)
-    return fail(MPIX_ERR_ARG, format("%s: rank %d sends %lld bytes to rank %d, which expects %lld",
-                                     a.name, *mismatch_peer, arriving[*mismatch_peer], ex.rank,
-                                     ex.recv.block_bytes(*mismatch_peer)));
+    return fail_as(truncated ? MPI_ERR_TRUNCATE : MPI_ERR_ARG, MPIX_ERR_ARG,
+                   format("%s: rank %d sends %lld bytes to rank %d, which expects %lld", a.name, *mismatch_peer,
+                          arriving[*mismatch_peer], ex.rank, ex.recv.block_bytes(*mismatch_peer)));
   if (any)
     return fail(MPIX_ERR_ARG, format("%s: send and receive counts disagree between ranks (the receiving rank's "
                                      "message names the pair)", a.name));

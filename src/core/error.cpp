@@ -144,6 +144,8 @@ int fail_agreed(int local_code, const std::string& local_message, int agreed, co
 
 AgreedFailure last_agreed_failure() { return errors().agreed; }
 
+void mark_agreed(bool own) { errors().agreed = AgreedFailure{true, own}; }
+
 int fail_mpi(int mpi_code, const char* what) {
   std::string function = what;
   if (function.find('(') != std::string::npos) function.resize(function.find('('));  // MPIX_CHECK_MPI's call text

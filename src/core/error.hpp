@@ -35,6 +35,9 @@ struct AgreedFailure {
   bool own = false;
 };
 AgreedFailure last_agreed_failure();
+// Marks this thread's last error as one every rank of the communicator returns
+// together, as fail_agreed does, `own` where this rank's arguments are at fault.
+void mark_agreed(bool own);
 
 // Formats like printf; for messages that carry numbers.
 std::string format(const char* fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -16,8 +16,9 @@
  * With the argument "one-rank", run with the interposer only: MPI_Alltoall,
  * MPI_Alltoallv and (MPI-4) MPI_Alltoall_init with a negative count on rank 1 alone,
  * which MPI refuses there (MPI_ERR_COUNT, printed for the check) and leaves the other
- * ranks waiting in its exchange; then a right MPI_Alltoall ("after", with whether its
- * blocks arrived). */
+ * ranks waiting in its exchange; an MPI_Alltoallv whose rank 1 expects less than
+ * rank 0 sends it (MPI_ERR_TRUNCATE); then a right MPI_Alltoall ("after", with
+ * whether its blocks arrived). */
 #include <mpi.h>
 #include <stdio.h>
 #include <string.h>
@@ -69,6 +70,7 @@ int main(int argc, char** argv) {
   if (argc > 1 && strcmp(argv[1], "one-rank") == 0) {
     const int bad = world_rank == 1 ? -1 : 1;
     printf("rank %d MPI_ERR_COUNT=%d\n", world_rank, MPI_ERR_COUNT);
+    printf("rank %d MPI_ERR_TRUNCATE=%d\n", world_rank, MPI_ERR_TRUNCATE);
     before = calls;
     rc = MPI_Alltoall(send, bad, MPI_INT, recv, 1, MPI_INT, comm);
     report("one-rank-alltoall", rc, before);
@@ -78,6 +80,14 @@ int main(int argc, char** argv) {
     before = calls;
     rc = MPI_Alltoallv(send, counts, displs, MPI_INT, recv, counts, displs, MPI_INT, comm);
     report("one-rank-alltoallv", rc, before);
+    /* Rank 1 expects nothing from rank 0, which sends it one int: MPI truncates on
+     * rank 1 and may leave rank 0 waiting (Open MPI 4.1 does). */
+    int send_counts[64], recv_counts[64];
+    for (int i = 0; i < size; ++i) send_counts[i] = recv_counts[i] = 1;
+    if (world_rank == 1) recv_counts[0] = 0;
+    before = calls;
+    rc = MPI_Alltoallv(send, send_counts, displs, MPI_INT, recv, recv_counts, displs, MPI_INT, comm);
+    report("one-rank-alltoallv-truncated", rc, before);
 #if MPI_VERSION >= 4
     MPI_Request request = MPI_REQUEST_NULL;
     before = calls;

@@ -194,20 +194,22 @@ def mode_errors(interposer, program, launcher):
 def mode_errors_one_rank(interposer, program, launcher):
     """Arguments wrong on rank 1 only (without the interposer, MPI hangs): every rank
     returns an error and calls its handler once with it, rank 1 with MPI's class for
-    its negative count (MPI_ERR_COUNT), rank 1 prints mpix's message, and the next
-    right call works."""
+    its fault (MPI_ERR_COUNT for a negative count, MPI_ERR_TRUNCATE for a block
+    larger than it expects), rank 1 prints mpix's message, and the next right call
+    works."""
     lines, stderr = run(launcher, 3, program, ["one-rank"], {"LD_PRELOAD": interposer})
     calls = [line for line in lines if " one-rank-" in line]
     count_class = next((line.split("=")[1] for line in lines if " MPI_ERR_COUNT=" in line), None)
+    truncate_class = next((line.split("=")[1] for line in lines if " MPI_ERR_TRUNCATE=" in line), None)
     pattern = re.compile(r"^rank (\d) one-rank-\S+ class=(\d+) handler_calls=1 handler_class=(\d+)$")
     for line in calls:
         match = pattern.match(line)
         if not match or match.group(2) == "0" or match.group(2) != match.group(3):
             sys.exit("FAIL: errors, one rank: a call that did not fail through the handler:\n" + "\n".join(lines))
-        if match.group(1) == "1" and match.group(2) != count_class:
-            sys.exit(f"FAIL: errors, one rank: rank 1's class is not MPI_ERR_COUNT ({count_class}):\n" +
-                     "\n".join(lines))
-    if len(calls) < 6 or sorted(line for line in lines if " after " in line) != \
+        expected = truncate_class if "-truncated " in line else count_class
+        if match.group(1) == "1" and match.group(2) != expected:
+            sys.exit(f"FAIL: errors, one rank: rank 1's class is not MPI's ({expected}):\n" + "\n".join(lines))
+    if len(calls) < 9 or sorted(line for line in lines if " after " in line) != \
             [f"rank {r} after rc=0 right" for r in range(3)]:
         sys.exit("FAIL: errors, one rank:\n" + "\n".join(lines) + "\n" + stderr)
     expect_lines("errors, one rank", stderr, [r"^\[mpix\] interpose: MPI_Alltoall: .*sendcount=-1: must be >= 0",
