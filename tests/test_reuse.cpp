@@ -602,7 +602,8 @@ TEST_CASE("a call's agreement and planning move started requests on", "[reuse][p
     if (made) MPIX_Request_free(&made);
     return ok;
   };
-  auto sparse = [&](const char* algorithm) {
+  // On `on`, or c where none is given.
+  auto sparse = [&](const char* algorithm, MPIX_Comm* on = nullptr) {
     return [=, &c](int call) {
       // Each rank sends one int to the next rank.
       const int dest = (rank + 1) % size, value = call * 1000 + rank;
@@ -610,7 +611,7 @@ TEST_CASE("a call's agreement and planning move started requests on", "[reuse][p
       void* vals = nullptr;
       harness::Info info{{"mpix_alltoall_crs_algorithm", algorithm}};
       bool ok = MPIX_Alltoall_crs(1, &dest, 1, MPI_INT, &value, &recv_nnz, &src, 1, MPI_INT, &vals, info.info,
-                                  c.comm) == MPIX_SUCCESS &&
+                                  on ? on : c.comm) == MPIX_SUCCESS &&
                 recv_nnz == 1 && src[0] == (rank + size - 1) % size &&
                 static_cast<int*>(vals)[0] == call * 1000 + src[0];
       MPIX_Free(src);
@@ -630,16 +631,7 @@ TEST_CASE("a call's agreement and planning move started requests on", "[reuse][p
   // releases: MPI_Win_free synchronises.
   MPIX_Comm* windowed = nullptr;
   REQUIRE(MPIX_Comm_init(&windowed, MPI_COMM_WORLD) == MPIX_SUCCESS);
-  {
-    const int dest = (rank + 1) % size, value = rank;
-    int recv_nnz = -1, *src = nullptr;
-    void* vals = nullptr;
-    harness::Info rma{{"mpix_alltoall_crs_algorithm", "rma"}};
-    REQUIRE(MPIX_Alltoall_crs(1, &dest, 1, MPI_INT, &value, &recv_nnz, &src, 1, MPI_INT, &vals, rma.info,
-                              windowed) == MPIX_SUCCESS);
-    MPIX_Free(src);
-    MPIX_Free(vals);
-  }
+  REQUIRE(sparse("rma", windowed)(0));
   auto free_windowed = [&](int) { return MPIX_Comm_free(&windowed) == MPIX_SUCCESS && windowed == nullptr; };
   auto update_locality = [&](int) { return MPIX_Comm_update_locality(other.comm, 0) == MPIX_SUCCESS; };
   const std::vector<std::pair<std::string, std::function<bool(int)>>> calls = {

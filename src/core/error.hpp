@@ -12,9 +12,10 @@ namespace mpix {
 // failing check reads `return fail(MPIX_ERR_ARG, "sendcounts[2]=-1: must be >= 0")`.
 int fail(int code, std::string message);
 // The same for an argument error of a kind MPI gives its own error class
-// (MPI_ERR_COUNT, MPI_ERR_BUFFER, MPI_ERR_TYPE): kept for this thread until its
-// next call begins, so that the interposer, where it raises the error for MPI,
-// returns the class MPI returns for the same fault (last_mpi_error_class; 0: none).
+// (MPI_ERR_COUNT, MPI_ERR_BUFFER, MPI_ERR_TYPE, MPI_ERR_TRUNCATE): kept for this
+// thread until its next call begins, so that the interposer, where it raises the
+// error for MPI, returns the class MPI returns for the same fault
+// (last_mpi_error_class; 0: none).
 int fail_as(int mpi_class, int code, std::string message);
 int last_mpi_error_class();
 

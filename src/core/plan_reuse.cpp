@@ -38,7 +38,6 @@ bool kept_plan_carries(const MPIX_Comm_s* comm, bool alltoall) {
   return kept && kept->carried;
 }
 
-
 bool same_call(const ReusablePlan& kept, Op op, const Exchange& ex, const Hints& hints, bool in_place) {
   return hints.plan_reuse && kept.op == op && kept.algorithm == asked_index(hints) &&
          kept.hints_hash == hints_hash(hints) && kept.in_place == in_place && same_side(kept.exchange.send, ex.send) &&
