@@ -217,18 +217,21 @@ TEST_CASE("auto alltoallv: a rank that declines to carry stops the blocks", "[au
     for (int j = 0; j < ranks; ++j) blocks += (j & distance) != 0;
     return blocks;
   };
-  for (int ppn : std::set<int>{1, 2}) {
-    if (size % ppn != 0 || (ppn > 1 && size / ppn < 2)) continue;
+  // Lane groups of 2 (last: ppn 0): the result and the declined call only.
+  for (int ppn : std::vector<int>{1, 2, 0}) {
+    const int group = ppn == 0 ? 2 : 1;
+    if (ppn == 0) ppn = 2;
+    if (size % ppn != 0 || (ppn > 1 && size / ppn < 1 + group)) continue;
     harness::Comm fresh;
     if (ppn > 1) {
       REQUIRE(MPIX_Comm_update_locality(fresh.comm, ppn) == MPIX_SUCCESS);
-      fresh.comm->carry_in_lanes = true;
+      fresh.comm->lane_group = group;
       fresh.comm->lane_batch = 2;
     } else {
       REQUIRE(MPIX_Comm_update_locality(fresh.comm, 1) == MPIX_SUCCESS);
-      fresh.comm->carry_in_lanes = false;
+      fresh.comm->lane_group = 0;
     }
-    INFO("nodes of " << ppn);
+    INFO("nodes of " << ppn << ", lane groups of " << group);
     // Bandwidths without limit: the other ranks' facts price carrying below any
     // algorithm after an agreement, at any layout.
     const std::string machine = "/tmp/mpix_test_decline_" + std::to_string(getpid());
@@ -242,6 +245,7 @@ TEST_CASE("auto alltoallv: a rank that declines to carry stops the blocks", "[au
     INFO(why);
     const mpix::DenseChoice& choice = fresh.comm->blocking_choices[1];
     CHECK_FALSE(choice.carried_blocks);
+    if (group > 1) continue;
     long long expected = 0;
     if (ppn == 1) {
       for (int distance = 1; distance < size && rank > 0; distance <<= 1)
@@ -269,55 +273,67 @@ TEST_CASE("auto alltoallv: a rank that declines to carry stops the blocks", "[au
   }
 }
 
-// The carried agreement in lanes (carried_agreement.hpp): nodes emulated as
-// blocks of 2 and of half the ranks, wherever that makes equal nodes, the pattern
-// set on every rank (as choose_carry_pattern's broadcast would), the lanes in
-// batches of 8 and of 2. The first call of
-// small blocks arrives with the agreement as tuna_hier_coalesced; every datatype,
-// in place, empty blocks, blocks at the limit and beyond it on some ranks.
+// The carried agreement in lanes (carried_lanes.cpp): nodes emulated as blocks of
+// 2, of 4 and of half the ranks, wherever that makes equal nodes, the pattern set
+// on every rank (as choose_carry_pattern's broadcast would): lane groups of 1, 2
+// and 3 ranks (3 where it does not divide the node: a last group of the rest),
+// the lanes in batches of 8 and of 2. The first call of small blocks arrives with
+// the agreement as tuna_hier_coalesced; every datatype, in place, empty blocks,
+// blocks at the limit and beyond it on some ranks.
 TEST_CASE("auto: the agreement carries the blocks in lanes, every datatype", "[auto]") {
-  const int size = harness::world_size();
-  for (int ppn : std::set<int>{2, size / 2}) {
+  const int size = harness::world_size(), rank = harness::world_rank();
+  for (int ppn : std::set<int>{2, 4, size / 2}) {
     if (ppn < 2 || size % ppn != 0 || size / ppn < 2) continue;
-    harness::Comm guard;
-    REQUIRE(MPIX_Comm_update_locality(guard.comm, ppn) == MPIX_SUCCESS);
-    REQUIRE(mpix::lanes_apply(guard.comm->locality));
-    guard.comm->carry_in_lanes = true;
-    guard.comm->lane_batch = 2;  // several batches from 4 nodes on
-    INFO("nodes of " << ppn);
-    {
-      // Bandwidths without limit on the machine: the model carries blocks at any
-      // layout (on the built-in profile, 10 nodes of 2 would run node_aware).
-      const std::string machine = "/tmp/mpix_test_lanes_" + std::to_string(getpid());
-      std::ofstream(machine) << "inter_bandwidth = 1e15\nintra_bandwidth = 1e15\ncopy_bandwidth = 1e15\n";
-      harness::Comm fresh;
-      REQUIRE(MPIX_Comm_update_locality(fresh.comm, ppn) == MPIX_SUCCESS);
-      fresh.comm->carry_in_lanes = true;
-      for (bool alltoall : {true, false}) {
-        check(DenseCase{alltoall, alltoall ? Distribution::constant : Distribution::uniform, 16, "byte",
-                        Mode::blocking, false, 1, "", {{"mpix_machine_file", machine}}}, fresh.comm);
-        const mpix::DenseChoice& choice = fresh.comm->blocking_choices[alltoall ? 0 : 1];
-        CHECK(choice.carried_blocks);
-        CHECK(choice.algorithm == "tuna_hier_coalesced");
-        // Rounds inside the node, then the lanes in batches.
-        int rounds = 0;
-        for (int distance = 1; distance < ppn; distance <<= 1) ++rounds;
-        const int lanes = size / ppn - 1;
-        CHECK(choice.carried.rounds == rounds + (lanes + mpix::kLaneBatch - 1) / mpix::kLaneBatch);
-        CHECK(choice.carried.messages == rounds + lanes);
+    const int nodes = size / ppn;
+    for (int group = 1; group <= std::min({3, ppn, nodes - 1}); ++group) {
+      harness::Comm guard;
+      REQUIRE(MPIX_Comm_update_locality(guard.comm, ppn) == MPIX_SUCCESS);
+      REQUIRE(mpix::lanes_apply(guard.comm->locality));
+      guard.comm->lane_group = group;
+      guard.comm->lane_batch = 2;  // several batches from 4 nodes on
+      INFO("nodes of " << ppn << ", lane groups of " << group);
+      {
+        // Bandwidths without limit on the machine: the model carries blocks at any
+        // layout (on the built-in profile, 10 nodes of 2 would run node_aware).
+        const std::string machine = "/tmp/mpix_test_lanes_" + std::to_string(getpid());
+        std::ofstream(machine) << "inter_bandwidth = 1e15\nintra_bandwidth = 1e15\ncopy_bandwidth = 1e15\n";
+        harness::Comm fresh;
+        REQUIRE(MPIX_Comm_update_locality(fresh.comm, ppn) == MPIX_SUCCESS);
+        fresh.comm->lane_group = group;
+        for (bool alltoall : {true, false}) {
+          check(DenseCase{alltoall, alltoall ? Distribution::constant : Distribution::uniform, 16, "byte",
+                          Mode::blocking, false, 1, "", {{"mpix_machine_file", machine}}}, fresh.comm);
+          const mpix::DenseChoice& choice = fresh.comm->blocking_choices[alltoall ? 0 : 1];
+          CHECK(choice.carried_blocks);
+          CHECK(choice.algorithm == "tuna_hier_coalesced");
+          // Rounds inside the node, then this rank's lanes in batches, then the
+          // rounds inside its group. Member m of a group takes the node offsets
+          // k = m + 1, m + 1 + (group size), ...
+          auto rounds_over = [](int ranks) {
+            int rounds = 0;
+            for (int distance = 1; distance < ranks; distance <<= 1) ++rounds;
+            return rounds;
+          };
+          const int local = rank % ppn, first = local / group * group, members = std::min(group, ppn - first);
+          int lanes = 0;
+          for (int k = 1; k < nodes; ++k) lanes += (k - 1) % members == local - first;
+          CHECK(choice.carried.rounds ==
+                rounds_over(ppn) + (lanes + mpix::kLaneBatch - 1) / mpix::kLaneBatch + rounds_over(members));
+          CHECK(choice.carried.messages == rounds_over(ppn) + lanes + rounds_over(members));
+        }
       }
-    }
-    for (const auto& types : harness::type_cases()) {
-      for (long long bytes : {0LL, 48LL, 96LL})
-        check(DenseCase{true, Distribution::constant, bytes, types.name.c_str(), Mode::blocking, false, 3, "", {}},
-              guard.comm);
-      for (Distribution dist : {Distribution::uniform, Distribution::powerlaw})
-        for (long long bytes : {0LL, 64LL, 96LL})
-          check(DenseCase{false, dist, bytes, types.name.c_str(), Mode::blocking, false, 3, "", {}}, guard.comm);
-    }
-    for (const char* types : {"int", "vector"}) {
-      check(DenseCase{true, Distribution::constant, 48, types, Mode::blocking, true, 2, "", {}}, guard.comm);
-      check(DenseCase{false, Distribution::uniform, 48, types, Mode::blocking, true, 2, "", {}}, guard.comm);
+      for (const auto& types : harness::type_cases()) {
+        for (long long bytes : {0LL, 48LL, 96LL})
+          check(DenseCase{true, Distribution::constant, bytes, types.name.c_str(), Mode::blocking, false, 3, "", {}},
+                guard.comm);
+        for (Distribution dist : {Distribution::uniform, Distribution::powerlaw})
+          for (long long bytes : {0LL, 64LL, 96LL})
+            check(DenseCase{false, dist, bytes, types.name.c_str(), Mode::blocking, false, 3, "", {}}, guard.comm);
+      }
+      for (const char* types : {"int", "vector"}) {
+        check(DenseCase{true, Distribution::constant, 48, types, Mode::blocking, true, 2, "", {}}, guard.comm);
+        check(DenseCase{false, Distribution::uniform, 48, types, Mode::blocking, true, 2, "", {}}, guard.comm);
+      }
     }
   }
 }

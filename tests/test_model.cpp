@@ -204,8 +204,8 @@ TEST_CASE("the carried exchange costs an agreement plus what its blocks add", "[
     }
 }
 
-// The lanes (carried_agreement.hpp): Bruck's rounds inside the node, then N - 1
-// messages between nodes. Their records alone cost more with every node, so a
+// The lanes (carried_lanes.cpp): Bruck's rounds inside the node, then N - 1
+// messages between nodes (in lane groups of one rank). Their records alone cost more with every node, so a
 // layout of many small nodes keeps Bruck's rounds over all ranks, and a few large
 // ones take the lanes, whose blocks cross the network once; unequal nodes, one
 // node or one rank per node never do.
@@ -216,26 +216,39 @@ TEST_CASE("the lanes: priced from their rounds, chosen for few large nodes", "[m
     for (int nodes : {2, 4, 8, 16, 32, 64}) {
       INFO("nodes of " << ppn << ", " << nodes << " of them");
       const mpix::ExchangeFacts empty = facts_of(nodes * ppn, ppn, 0);
-      const double records = mpix::blocking_agreement_seconds(empty, profile, true);
-      CHECK(mpix::carried_seconds(empty, profile, true) == Approx(records));
+      const double records = mpix::blocking_agreement_seconds(empty, profile, 1);
+      CHECK(mpix::carried_seconds(empty, profile, 1) == Approx(records));
       CHECK(records > previous);
       previous = records;
       double carried = records;
       for (long long block : {1LL, 16LL, 64LL}) {
-        const double seconds = mpix::carried_seconds(facts_of(nodes * ppn, ppn, block), profile, true);
+        const double seconds = mpix::carried_seconds(facts_of(nodes * ppn, ppn, block), profile, 1);
         CHECK(seconds > carried);
         carried = seconds;
       }
-      CHECK(mpix::carried_seconds(facts_of(nodes * ppn, ppn, 16, false), profile, true) >
-            mpix::carried_seconds(facts_of(nodes * ppn, ppn, 16), profile, true));
+      CHECK(mpix::carried_seconds(facts_of(nodes * ppn, ppn, 16, false), profile, 1) >
+            mpix::carried_seconds(facts_of(nodes * ppn, ppn, 16), profile, 1));
     }
   }
   auto layout = [](int nodes, int ppn) { return facts_of(nodes * ppn, ppn, 0); };
-  CHECK(mpix::prefer_lanes(layout(8, 32), profile));
-  CHECK_FALSE(mpix::prefer_lanes(layout(64, 4), profile));
-  CHECK_FALSE(mpix::prefer_lanes(layout(1, 32), profile));
-  CHECK_FALSE(mpix::prefer_lanes(layout(64, 1), profile));
-  CHECK_FALSE(mpix::prefer_lanes(facts_of(250, 32, 0), profile));  // 7 nodes of 32 and one of 26
+  CHECK(mpix::choose_lane_group(layout(8, 32), profile) > 0);
+  // Lane groups (carried_lanes.cpp): with 31 lanes per rank, groups of several
+  // ranks send fewer messages of a record each for a few rounds inside the node;
+  // chosen there, never larger than the node or N - 1.
+  for (int nodes : {2, 4, 8, 16, 32}) {
+    INFO(nodes << " nodes of 32");
+    const int group = mpix::choose_lane_group(layout(nodes, 32), profile);
+    CHECK(group <= std::min(32, nodes - 1));
+    if (nodes >= 8) CHECK(group >= 1);
+  }
+  CHECK(mpix::choose_lane_group(layout(32, 32), profile) > 1);
+  CHECK(mpix::blocking_agreement_seconds(layout(32, 32), profile, 8) <
+        mpix::blocking_agreement_seconds(layout(32, 32), profile, 1));
+  CHECK(mpix::choose_lane_group(layout(4, 2), profile) <= 2);
+  CHECK(mpix::choose_lane_group(layout(64, 4), profile) == 0);
+  CHECK(mpix::choose_lane_group(layout(1, 32), profile) == 0);
+  CHECK(mpix::choose_lane_group(layout(64, 1), profile) == 0);
+  CHECK(mpix::choose_lane_group(facts_of(250, 32, 0), profile) == 0);  // 7 nodes of 32 and one of 26
 }
 
 // A record on the wire of the carried agreement (agreement.hpp, pack_record):

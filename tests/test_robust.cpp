@@ -335,7 +335,7 @@ static void on_both_patterns(void (*body)(MPIX_Comm*)) {
   if (size % 2 != 0 || size < 4) return;
   Comm lanes;
   REQUIRE(MPIX_Comm_update_locality(lanes.comm, 2) == MPIX_SUCCESS);
-  lanes.comm->carry_in_lanes = true;
+  lanes.comm->lane_group = 1;
   INFO("in lanes, nodes of 2");
   body(lanes.comm);
 }

@@ -72,8 +72,8 @@ class Dissemination {
 };
 
 // Lane messages a rank has in flight at once in agree_in_lanes (the default of
-// MPIX_Comm_s::lane_batch): at 8, a layout of up to 9 nodes sends them in one
-// batch, and a larger one keeps SimGrid's waits short (a wait on 31,000 messages
+// MPIX_Comm_s::lane_batch): at 8, a layout of up to 9 nodes (in groups of one
+// rank) sends them in one batch, and a larger one keeps SimGrid's waits short (a wait on 31,000 messages
 // at P = 1024 took minutes to simulate).
 constexpr int kLaneBatch = 8;
 
@@ -88,35 +88,40 @@ constexpr int kLaneBatch = 8;
 int agree_carrying(MPIX_Comm_s* comm, const Agreement& mine, const Exchange* blocks, Agreement* all,
                    bool* delivered, PlanStats* moved);
 
-// The lanes (TuNA's hierarchical schedule, coalesced, paper 003, with the
-// agreement's records in it): Bruck's radix-2 rounds among the ranks of each
-// node, with the dissemination of the node's record, then one message from each
-// rank to the rank of the same local rank on every other node, carrying the
-// node's record and the node's blocks for that rank. One inter-node message per
-// pair of nodes per local rank, each byte across the network once, where Bruck's
-// rounds over all ranks send log2(N) rounds of half the blocks between nodes and
-// cross a node boundary in most of the others. For nodes of one size (the lanes
-// pair local ranks), of at least 2 ranks, at least 2 of them.
+// The lanes (carried_lanes.cpp; TuNA's hierarchical schedule, coalesced, paper
+// 003, with the agreement's records in it): Bruck's radix-2 rounds among the
+// ranks of each node, with the dissemination of the node's record, then lane
+// messages between ranks of the same local rank on different nodes, each
+// carrying the node's record and the node's blocks for a group of lane_group
+// ranks of the receiving node, then Bruck's rounds inside each group. With
+// groups of one rank, one message per pair of nodes per local rank; with groups
+// of g, (N - 1) / g per rank and log2 g more rounds inside the node. Each byte
+// crosses the network once, where Bruck's rounds over all ranks send log2(N)
+// rounds of half the blocks between nodes and cross a node boundary in most of
+// the others. For nodes of one size (the lanes pair local ranks), of at least 2
+// ranks, at least 2 of them.
 bool lanes_apply(const Locality& locality);
 
-// Collective on comm->lib_comm when its layout is set: whether its blocking calls
-// agree in lanes. Rank 0 decides (prefer_lanes, with the machine file of its
-// environment, else the built-in profile) and tells the others, since the ranks'
-// patterns must match before any agreement could compare their profiles.
+// Collective on comm->lib_comm when its layout is set: the pattern of its
+// blocking calls' agreement, comm->lane_group. Rank 0 decides (choose_lane_group,
+// with the machine file of its environment, else the built-in profile) and tells
+// the others, since the ranks' patterns must match before any agreement could
+// compare their profiles.
 int choose_carry_pattern(MPIX_Comm_s* comm);
-// Lanes where they apply and the model (`profile`) prices them below Bruck's
-// rounds for a carried call of 16-byte blocks and a call with records alone
-// together.
-// `layout`: P, nodes and ranks per node only.
-bool prefer_lanes(const ExchangeFacts& layout, const MachineProfile& profile);
+// 0 (Bruck's rounds over all ranks), or the lanes' group size from 1 to
+// min(ranks per node, N - 1), whichever the model (`profile`) prices lowest for
+// a carried call of 16-byte blocks and a call with records alone together; 0
+// where the lanes do not apply. `layout`: P, nodes and ranks per node only.
+int choose_lane_group(const ExchangeFacts& layout, const MachineProfile& profile);
 
 // The predicted time of agree_carrying with blocks (of facts' mean size, or an
-// alltoall's one size) in either pattern: for Bruck's rounds an agreement's
-// (agreement_seconds: the same rounds with the record alone), the time the
-// blocks' bytes add to each round, and the copies.
-double carried_seconds(const ExchangeFacts& facts, const MachineProfile& profile, bool lanes);
+// alltoall's one size) in a pattern (`lane_group`: 0 for Bruck's rounds, else
+// the lanes' group size): for Bruck's rounds an agreement's (agreement_seconds:
+// the same rounds with the record alone), the time the blocks' bytes add to each
+// round, and the copies.
+double carried_seconds(const ExchangeFacts& facts, const MachineProfile& profile, int lane_group);
 double carried_bruck_seconds(const ExchangeFacts& facts, const MachineProfile& profile);
 // The predicted time of agree_carrying with records alone.
-double blocking_agreement_seconds(const ExchangeFacts& facts, const MachineProfile& profile, bool lanes);
+double blocking_agreement_seconds(const ExchangeFacts& facts, const MachineProfile& profile, int lane_group);
 
 }  // namespace mpix

@@ -71,9 +71,10 @@ struct MPIX_Comm_s {
   MPI_Op agreement_op = MPI_OP_NULL;  // the one agreement of dense calls (agreement.cpp)
   MPI_Datatype agreement_type = MPI_DATATYPE_NULL;
   unsigned long long agreements = 0;  // made so far (read by the tests)
-  // Blocking calls agree in lanes, not in Bruck's rounds over all ranks (agreed
-  // with the layout: choose_carry_pattern, carried_agreement.hpp).
-  bool carry_in_lanes = false;
+  // Blocking calls agree in lanes with groups of this many ranks, or (0) in
+  // Bruck's rounds over all ranks (agreed with the layout: choose_carry_pattern,
+  // carried_agreement.hpp).
+  int lane_group = 0;
   int lane_batch = mpix::kLaneBatch;  // lanes in flight per rank (the tests set fewer)
   mpix::SddeStats sdde_stats;    // of the last SDDE call
   mpix::SddeWindow sdde_window;  // of the rma SDDE algorithm

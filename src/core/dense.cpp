@@ -125,9 +125,9 @@ bool carries_blocks(Op op, const Exchange& ex, const Hints& hints, const Agreeme
     return true;
   }
   const Prediction best = select_dense(op, context);
-  const double carried = carried_seconds(context.facts, *hints.profile, comm->carry_in_lanes);
+  const double carried = carried_seconds(context.facts, *hints.profile, comm->lane_group);
   const double separate =
-      best.seconds + blocking_agreement_seconds(context.facts, *hints.profile, comm->carry_in_lanes);
+      best.seconds + blocking_agreement_seconds(context.facts, *hints.profile, comm->lane_group);
   if (comm->rank == 0 && verbose_level() > 0) {
     std::string line = format("[mpix]   rank 0 %s its blocks in the agreement: predicted %s, against %s for an "
                               "agreement and then %s (its own facts, each rank's taken for every rank's)\n",
@@ -314,14 +314,20 @@ int plan_dense(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm, Reusabl
     // An alltoallv's carried exchange is TuNA's radix-2 schedule with its sizes
     // carried; an alltoall's, with one block size, Bruck's; in lanes, the
     // hierarchical TuNA's, coalesced.
-    const bool lanes = comm->carry_in_lanes;
-    const char* carrier = lanes ? "tuna_hier_coalesced" : a.op == kAlltoall ? "bruck" : "tuna_carried";
-    const std::string params =
-        lanes ? format("radix=2 block_count=%d", std::min(comm->lane_batch, context.facts.nodes - 1)) : "radix=2";
+    // With lane groups of several ranks, the lanes are a variant of it that no
+    // registered algorithm runs (carried_lanes.cpp): its group size is named.
+    const int lane_group = comm->lane_group;
+    const char* carrier = lane_group > 0 ? "tuna_hier_coalesced" : a.op == kAlltoall ? "bruck" : "tuna_carried";
+    std::string params = "radix=2";
+    if (lane_group > 0) {
+      const int most_lanes = (context.facts.nodes - 2) / lane_group + 1;  // a rank's lane messages
+      params += format(" block_count=%d", std::min(comm->lane_batch, most_lanes));
+      if (lane_group > 1) params += format(" lane_group=%d", lane_group);
+    }
     DenseChoice& choice = comm->blocking_choices[a.op == kAlltoall ? 0 : 1];
     choice.algorithm = carrier;
     choice.params = params;
-    choice.predicted_seconds = carried_seconds(context.facts, *context.profile, lanes);
+    choice.predicted_seconds = carried_seconds(context.facts, *context.profile, lane_group);
     choice.carried_blocks = true;
     if (verbose)
       report(comm, a.name, *find_algorithm(carrier, a.op), params, "auto: the agreement's rounds carried the blocks",
@@ -406,7 +412,7 @@ int plan_dense(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm, Reusabl
     request->predicted_seconds =
         predict_seconds(algorithm->cost(context.facts, context.params, *context.profile), *context.profile, false) +
         (persistent ? agreement_seconds(context.facts, *context.profile)
-                    : blocking_agreement_seconds(context.facts, *context.profile, comm->carry_in_lanes));
+                    : blocking_agreement_seconds(context.facts, *context.profile, comm->lane_group));
   const bool agreed_steps = persistent || plan_may_run_out(context.facts);
   MPIX_TRY(agree_on_step(agreed_steps, a, comm, [&] {
     MPIX_TRY(prepare_device_buffers(info, algorithm->name, a.sendbuf == MPI_IN_PLACE, &context.exchange,

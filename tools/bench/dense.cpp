@@ -178,6 +178,8 @@ std::vector<double> critical_breakdown(double seconds, MPI_Comm comm) {
   return phases;
 }
 
+std::set<std::string> declared_keys(const Options& o, const std::string& algorithm);
+
 class Bench {
  public:
   Bench(const Options& o, MPIX_Comm* comm) : o_(o), comm_(comm), world_(MPIX_Comm_mpi(comm)) {
@@ -324,12 +326,16 @@ class Bench {
     // blocking call's choice: a persistent request left to choose may plan another
     // algorithm (its starts pay no agreement or planning), and the row compares the
     // two ways of running one algorithm.
+    // The parameters the algorithm has: a first call carried in lane groups
+    // names its group size too (lane_group), which only the agreement has.
     if (algorithm == "auto") {
       rc = MPIX_Info_set(info, key.c_str(), blocking.algorithm.c_str());
+      const std::set<std::string> keys = declared_keys(o_, blocking.algorithm);
       std::istringstream params(blocking.params);
       for (std::string param; rc == MPIX_SUCCESS && params >> param;) {
         const std::size_t equals = param.find('=');
-        rc = MPIX_Info_set(info, ("mpix_" + param.substr(0, equals)).c_str(), param.substr(equals + 1).c_str());
+        const std::string param_key = "mpix_" + param.substr(0, equals);
+        if (keys.count(param_key)) rc = MPIX_Info_set(info, param_key.c_str(), param.substr(equals + 1).c_str());
       }
     }
     MPIX_Request* request = nullptr;

@@ -1,0 +1,90 @@
+// What the two patterns of the carried agreement share (carried_agreement.hpp):
+// Bruck's rounds over all ranks (carried_agreement.cpp) and the lanes
+// (carried_lanes.cpp). Internal to those two files.
+#pragma once
+#include <mpi.h>
+
+#include <cstddef>
+#include <vector>
+
+#include "agreement.hpp"
+#include "model.hpp"
+#include "plan.hpp"
+#include "scratch.hpp"
+
+struct MPIX_Comm_s;
+
+namespace mpix {
+
+struct Exchange;
+
+// Blocks whose distance from this rank (after Bruck's rotation) has the bit
+// `distance` set: those of round log2(distance). The same on every rank.
+int blocks_in_round(int ranks, int distance);
+
+// Where the blocks of one rank wait between rounds: Bruck's rotation, slot j the
+// block for rank + j, then the one from rank - j (the lanes keep several such
+// slots per rank, agree_in_lanes). Slots of `stride` bytes; an alltoallv's blocks
+// (`sized`) travel with their sizes, one byte each.
+struct Rotation {
+  long long stride;
+  bool sized;
+  char* slots;
+  unsigned char* sizes;
+  long long bytes(int j) const { return sized ? sizes[j] : stride; }
+  char* slot(int j) const { return slots + j * stride; }
+  std::size_t room(int count) const { return (std::size_t)count * (std::size_t)(stride + sized); }
+
+  // A message's part after the records: the sizes of the `with_sizes` slots
+  // (alltoallv; the others' sizes the receiver knows), then the bytes of the
+  // `chosen` ones. Returns the bytes written.
+  std::size_t write(const std::vector<int>& chosen, char* out, const std::vector<int>& with_sizes) const;
+  std::size_t write(const std::vector<int>& chosen, char* out) const { return write(chosen, out, chosen); }
+
+  // The reverse, from a message part of `length` bytes: false, and nothing read,
+  // where it does not hold blocks of `chosen`'s number that fit (a rank sent its
+  // records alone, or its blocks have another size: the agreement will say why).
+  // The slots not in `with_sizes` (a subsequence of `chosen`) keep the sizes set
+  // (the receiver's own counts, which the agreement's checksums compare with the
+  // sender's).
+  bool read(const std::vector<int>& chosen, const char* in, long long length, const std::vector<int>& with_sizes);
+  bool read(const std::vector<int>& chosen, const char* in, long long length) {
+    return read(chosen, in, length, chosen);
+  }
+};
+
+// The rotation of `slot_count` slots for `blocks` (none: records alone) in
+// scratch, and its stride: kCarriedBlockLimit for an alltoallv, whose blocks
+// differ, the one block size of an alltoall.
+Rotation make_rotation(MPIX_Comm_s* comm, const Exchange* blocks, bool sized, int slot_count, ScratchBuffer* held);
+
+// Whether the call's blocks arrived, by the agreed record: every rank sent them
+// (`complete` here) and the call is valid.
+bool blocks_valid(bool complete, bool sized, const Agreement& all);
+
+// One round's exchange with a pair of ranks: the message in `out` to `to`, one of
+// at most `receivable` bytes from `from` into `in`, its length in *received.
+int exchange_round(MPI_Comm comm, const char* out, std::size_t sent, int to, char* in, std::size_t receivable,
+                   int from, int tag, int* received);
+
+// The packed records in front of a message: `count` of them from `records` into
+// `out`; returns their bytes.
+std::size_t write_records(const long long* records, int count, char* out);
+
+// The reverse, for the message of `received` bytes that rank `from` sent this
+// one: `count` records into `records`, their bytes in *used; fails where the
+// message does not begin with them.
+int read_records(const char* in, int received, int count, int from, const MPIX_Comm_s* comm, long long* records,
+                 std::size_t* used);
+
+// The rounds of agree_in_lanes (carried_lanes.cpp).
+int agree_in_lanes(MPIX_Comm_s* comm, const Agreement& mine, const Exchange* blocks, Agreement* all, bool* delivered,
+                   PlanStats* moved);
+
+// The block a carried exchange moves per pair, with its byte of size.
+double carried_block(const ExchangeFacts& facts);
+// The predicted time of agree_in_lanes with lane groups of `lane_group` ranks and
+// blocks of `block` bytes (0: records alone).
+double lanes_seconds(const ExchangeFacts& facts, const MachineProfile& profile, double block, int lane_group);
+
+}  // namespace mpix
