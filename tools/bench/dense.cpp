@@ -380,7 +380,10 @@ class Bench {
     row.scratch = all[4];
     row.params = request->params;
     row.predicted = blocking.predicted_seconds * 1e6;  // of the blocking call, agreement included
-    if (algorithm == "auto") row.algorithm = "auto:" + blocking.algorithm;
+    if (algorithm == "auto") {
+      row.algorithm = "auto:" + blocking.algorithm;
+      row.params = blocking.params;  // the blocking call's choice, lane_group included
+    }
     MPIX_Request_free(&request);
 
     if (o_.check) {
