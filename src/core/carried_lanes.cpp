@@ -308,8 +308,8 @@ bool lanes_apply(const Locality& locality) {
 namespace {
 
 // The rounds of agree_in_lanes with blocks of `block` bytes each (0: records
-// alone), and the bytes it copies into *copied. The counts are an average rank's;
-// the first member of a full group has the most rows.
+// alone), and the bytes it copies into *copied. The counts are an average rank's,
+// with the busiest rank's lanes beside them.
 std::vector<RoundCost> lanes_rounds(const ExchangeFacts& facts, double block, int lane_group, double* copied) {
   const int ppn = facts.max_ppn, nodes = facts.nodes;
   const LaneGroups groups(nodes, ppn, lane_group);
@@ -329,7 +329,11 @@ std::vector<RoundCost> lanes_rounds(const ExchangeFacts& facts, double block, in
   // Phase 2: a lane brings the receiver's own blocks without their sizes.
   const int lanes = nodes - 1;
   const double group_count = std::ceil((double)ppn / group);
-  const double mean_rows = lanes * group_count / ppn, most_rows = groups.rows(0, group);
+  // The busiest rank is a first member: of a full group, or of the last group
+  // where that one is smaller (more rows each).
+  const int last_group = ppn - groups.first(ppn - 1);
+  const double mean_rows = lanes * group_count / ppn,
+               most_rows = std::max(groups.rows(0, group), groups.rows(0, last_group));
   const double lane_bytes = kPackedRecordBytes + ppn * group * block - (block > 0 && !facts.uniform ? ppn : 0.0);
   RoundCost round;
   round.rounds = std::ceil(most_rows / kLaneBatch);
