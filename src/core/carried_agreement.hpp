@@ -89,7 +89,7 @@ int agree_carrying(MPIX_Comm_s* comm, const Agreement& mine, const Exchange* blo
                    bool* delivered, PlanStats* moved);
 
 // The lanes (carried_lanes.cpp; TuNA's hierarchical schedule, coalesced, paper
-// 003, with the agreement's records in it): Bruck's radix-2 rounds among the
+// 000, with the agreement's records in it): Bruck's radix-2 rounds among the
 // ranks of each node, with the dissemination of the node's record, then lane
 // messages between ranks of the same local rank on different nodes, each
 // carrying the node's record and the node's blocks for a group of lane_group

@@ -10,12 +10,14 @@
 //    node's blocks for a group of that node's ranks.
 // 3. Inside each group, Bruck's radix-2 rounds over its members spread what the
 //    lanes brought, with the dissemination of the other nodes' records.
-// With groups of one rank (lane_group 1) phase 3 is empty: that is paper 003's
-// coalesced hierarchical TuNA at radix 2, N - 1 lane messages per rank. Groups
-// of g ranks send (N - 1) / g lane messages per rank for log2(g) more rounds
-// inside the node, which the model weighs (choose_lane_group): each message
-// saved is a send and a receive overhead between nodes; the node's bytes between
-// nodes are the same, each byte crosses once.
+// With groups of one rank (lane_group 1) phase 3 is empty: that is the coalesced
+// hierarchical TuNA at radix 2 (paper 000, Algorithm 3), N - 1 lane messages per
+// rank. Groups of g ranks send (N - 1) / g lane messages per rank for log2(g)
+// more rounds inside the node, which the model weighs (choose_lane_group): each
+// message saved is a send and a receive overhead between nodes; the node's bytes
+// between nodes are the same, each byte crosses once, so where the lanes are
+// bound by the node's injection the groups save nothing (docs/performance.md,
+// "Lane groups").
 //
 // The local ranks form groups of g from 0 on (the last one the rest of the
 // node). Member m of a group of size s takes the node offsets k = m + 1,
