@@ -104,7 +104,6 @@ int read_records(const char* in, int received, int count, int from, const MPIX_C
   return MPIX_SUCCESS;
 }
 
-
 Dissemination::Dissemination(int ranks, const long long* own) : ranks_(ranks) {
   while (top_ * 2 < ranks_) top_ *= 2;
   std::memcpy(window_, own, kRecordBytes);

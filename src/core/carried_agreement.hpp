@@ -73,8 +73,8 @@ class Dissemination {
 
 // Lane messages a rank has in flight at once in agree_in_lanes (the default of
 // MPIX_Comm_s::lane_batch): at 8, a layout of up to 9 nodes (in groups of one
-// rank) sends them in one batch, and a larger one keeps SimGrid's waits short (a wait on 31,000 messages
-// at P = 1024 took minutes to simulate).
+// rank) sends them in one batch, and a larger one keeps SimGrid's waits short
+// (a wait on 31,000 messages at P = 1024 took minutes to simulate).
 constexpr int kLaneBatch = 8;
 
 // Collective on comm->lib_comm, in place of agree() for a blocking call, in the
@@ -109,10 +109,16 @@ bool lanes_apply(const Locality& locality);
 // compare their profiles.
 int choose_carry_pattern(MPIX_Comm_s* comm);
 // 0 (Bruck's rounds over all ranks), or the lanes' group size from 1 to
-// min(ranks per node, N - 1), whichever the model (`profile`) prices lowest for
-// a carried call of 16-byte blocks and a call with records alone together; 0
-// where the lanes do not apply. `layout`: P, nodes and ranks per node only.
+// min(ranks per node, N - 1), by the model (`profile`): the group whose carried
+// calls of small blocks (an alltoall's of 16 B, an alltoallv's of up to 16 B)
+// cost least, the cheapest call with records alone among those within 1 % of
+// it; then the lanes where they and Bruck's rounds price a carried call of
+// 16-byte blocks and a call with records alone together lower. 0 where the lanes
+// do not apply. `layout`: P, nodes and ranks per node only.
 int choose_lane_group(const ExchangeFacts& layout, const MachineProfile& profile);
+// The lane messages of the busiest rank of nodes of `ppn` ranks in lane groups of
+// `lane_group` (at most min(ppn, nodes - 1)).
+int most_lane_messages(int nodes, int ppn, int lane_group);
 
 // The predicted time of agree_carrying with blocks (of facts' mean size, or an
 // alltoall's one size) in a pattern (`lane_group`: 0 for Bruck's rounds, else

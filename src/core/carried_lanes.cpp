@@ -47,8 +47,13 @@ struct LaneGroups {
       : nodes(nodes_), ppn(ppn_), group(std::max(1, std::min({lane_group, ppn_, nodes_ - 1}))) {}
   int first(int local) const { return local / group * group; }
   int size(int local) const { return std::min(group, ppn - first(local)); }
-  // The rows of member `member` of a group of `size`.
+  // The rows of member `member` of a group of `size`, and the node offset of its
+  // row `row`.
   int rows(int member, int size) const { return member < nodes - 1 ? (nodes - 2 - member) / size + 1 : 0; }
+  int offset(int member, int size, int row) const { return member + 1 + row * size; }
+  // The lane messages of the busiest rank: a first member, of a full group or
+  // of the last group where that one is smaller (more rows each).
+  int most_rows() const { return std::max(rows(0, group), rows(0, ppn - first(ppn - 1))); }
   // An owner's slots in phase 1: its own block, then its rows' blocks, row by
   // row, one per rank of its group.
   int width() const {
@@ -61,7 +66,7 @@ struct LaneGroups {
     *k = 0;
     if (s == 0) return owner;
     const int size = this->size(owner), member = owner - first(owner);
-    *k = member + 1 + (s - 1) / size * size;
+    *k = offset(member, size, (s - 1) / size);
     return *k < nodes ? first(owner) + (s - 1) % size : -1;
   }
 };
@@ -125,7 +130,8 @@ int agree_in_lanes(MPIX_Comm_s* comm, const Agreement& mine, const Exchange* blo
       for (int row = 0; row < my_rows; ++row)
         for (int j = 0; j < ppn; ++j)
           arrivals.sizes[arrival(0, row, j)] =
-              (unsigned char)blocks->recv.block(rank_at(nodes - (member + 1 + row * group_size), (local - j + ppn) % ppn))
+              (unsigned char)blocks->recv
+                  .block(rank_at(nodes - groups.offset(member, group_size, row), (local - j + ppn) % ppn))
                   .bytes();
     }
   }
@@ -216,7 +222,7 @@ int agree_in_lanes(MPIX_Comm_s* comm, const Agreement& mine, const Exchange* blo
     // `known` holds the records of this node and of the lanes' earlier batches.
     sending = complete && !some_rank_declined(known);
     for (int b = 0; b < in_batch; ++b) {
-      const int row = row_at(position + b), k = member + 1 + row * group_size;
+      const int row = row_at(position + b), k = groups.offset(member, group_size, row);
       char* out = outgoing.data() + b * lane_room;
       const std::size_t record_bytes = write_records(node_records.result(), 1, out);
       chosen.clear();
@@ -236,7 +242,7 @@ int agree_in_lanes(MPIX_Comm_s* comm, const Agreement& mine, const Exchange* blo
     }
     MPIX_TRY(wait_all_progressing(2 * in_batch, requests.data(), lib_comm, statuses.data()));
     for (int b = 0; b < in_batch; ++b) {
-      const int row = row_at(position + b), k = member + 1 + row * group_size;
+      const int row = row_at(position + b), k = groups.offset(member, group_size, row);
       int received = 0;
       MPIX_CHECK_MPI(MPI_Get_count(&statuses[2 * b], MPI_BYTE, &received));
       const char* in = incoming.data() + b * lane_room;
@@ -266,6 +272,11 @@ int agree_in_lanes(MPIX_Comm_s* comm, const Agreement& mine, const Exchange* blo
   // Phase 3. Slot jp's blocks came from member member - (the bits of jp already
   // moved), whose rows say which of its slots hold blocks.
   Dissemination group_records(group_size, remote);
+  // `known`: this node's record and those the group has gathered so far.
+  auto know_group = [&] {
+    std::memcpy(known, node_records.result(), kRecordBytes);
+    combine_records(group_records.result(), known);
+  };
   for (int distance = 1; distance < group_size; distance <<= 1) {
     auto slots_of = [&](int moved_bits, std::vector<int>* list) {
       list->clear();
@@ -278,13 +289,11 @@ int agree_in_lanes(MPIX_Comm_s* comm, const Agreement& mine, const Exchange* blo
     };
     slots_of(distance - 1, &chosen);
     slots_of(2 * distance - 1, &expected);
-    std::memcpy(known, node_records.result(), kRecordBytes);
-    combine_records(group_records.result(), known);
+    know_group();
     MPIX_TRY(round(arrivals, distance, group_records, known, first + (member + distance) % group_size,
                    first + (member - distance + group_size) % group_size));
   }
-  std::memcpy(known, node_records.result(), kRecordBytes);
-  combine_records(group_records.result(), known);
+  know_group();
   decode_carried_record(known, mine, all);
   *delivered = blocks_valid(sized ? complete_inside : complete, sized, *all);
   if (!*delivered) return MPIX_SUCCESS;
@@ -303,6 +312,8 @@ int agree_in_lanes(MPIX_Comm_s* comm, const Agreement& mine, const Exchange* blo
   return MPIX_SUCCESS;
 }
 
+int most_lane_messages(int nodes, int ppn, int lane_group) { return LaneGroups(nodes, ppn, lane_group).most_rows(); }
+
 bool lanes_apply(const Locality& locality) {
   return locality.num_nodes() > 1 && locality.local_size() > 1 && locality.uniform_nodes();
 }
@@ -311,7 +322,7 @@ namespace {
 
 // The rounds of agree_in_lanes with blocks of `block` bytes each (0: records
 // alone), and the bytes it copies into *copied. The counts are an average rank's,
-// with the busiest rank's lanes beside them.
+// with the busiest rank's lanes beside them (LaneGroups::most_rows).
 std::vector<RoundCost> lanes_rounds(const ExchangeFacts& facts, double block, int lane_group, double* copied) {
   const int ppn = facts.max_ppn, nodes = facts.nodes;
   const LaneGroups groups(nodes, ppn, lane_group);
@@ -331,11 +342,7 @@ std::vector<RoundCost> lanes_rounds(const ExchangeFacts& facts, double block, in
   // Phase 2: a lane brings the receiver's own blocks without their sizes.
   const int lanes = nodes - 1;
   const double group_count = std::ceil((double)ppn / group);
-  // The busiest rank is a first member: of a full group, or of the last group
-  // where that one is smaller (more rows each).
-  const int last_group = ppn - groups.first(ppn - 1);
-  const double mean_rows = lanes * group_count / ppn,
-               most_rows = std::max(groups.rows(0, group), groups.rows(0, last_group));
+  const double mean_rows = lanes * group_count / ppn, most_rows = groups.most_rows();
   const double lane_bytes = kPackedRecordBytes + ppn * group * block - (block > 0 && !facts.uniform ? ppn : 0.0);
   RoundCost round;
   round.rounds = std::ceil(most_rows / kLaneBatch);

@@ -320,7 +320,7 @@ int plan_dense(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm, Reusabl
     const char* carrier = lane_group > 0 ? "tuna_hier_coalesced" : a.op == kAlltoall ? "bruck" : "tuna_carried";
     std::string params = "radix=2";
     if (lane_group > 0) {
-      const int most_lanes = (context.facts.nodes - 2) / lane_group + 1;  // a rank's lane messages
+      const int most_lanes = most_lane_messages(context.facts.nodes, context.facts.max_ppn, lane_group);
       params += format(" block_count=%d", std::min(comm->lane_batch, most_lanes));
       if (lane_group > 1) params += format(" lane_group=%d", lane_group);
     }
