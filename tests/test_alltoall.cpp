@@ -352,3 +352,99 @@ TEST_CASE("ipc_hybrid with MPIX_CMA=read and MPIX_CMA=off", "[ipc]") {
     unsetenv("MPIX_CMA");
   }
 }
+
+// A blocking alltoall of `nonblocking` (or `auto`'s, where the model prefers it)
+// posts its exchange before the agreement (speculation.hpp): every datatype, blocks
+// past the eager limits, repeated calls (the second plans for the calls that repeat
+// it, the third runs that plan without an agreement). In place and empty blocks
+// start nothing.
+TEST_CASE("alltoall: the spread-out exchange starts before the agreement", "[speculation]") {
+  if (harness::world_size() < 2) return;
+  harness::Comm guard;
+  for (const auto& types : harness::type_cases()) {
+    const unsigned long long before = guard.comm->speculations_finished;
+    check(DenseCase{true, Distribution::constant, 120, types.name.c_str(), Mode::blocking, false, 3, "nonblocking",
+                    {}}, guard.comm);
+    CHECK(guard.comm->speculations_finished == before + 2);
+  }
+  for (long long bytes : {4LL, 70000LL, 300000LL})
+    check(DenseCase{true, Distribution::constant, bytes, "byte", Mode::blocking, false, 1, "nonblocking", {}},
+          guard.comm);
+  const unsigned long long before = guard.comm->speculations_finished;
+  check(DenseCase{true, Distribution::constant, 96, "int", Mode::blocking, true, 1, "nonblocking", {}}, guard.comm);
+  check(DenseCase{true, Distribution::constant, 0, "int", Mode::blocking, false, 1, "nonblocking", {}}, guard.comm);
+  CHECK(guard.comm->speculations_finished == before);
+  CHECK(guard.comm->speculations_abandoned == 0);
+}
+
+// A rank that did not start the exchange (its own facts chose otherwise: here
+// forbidden): the others' messages are each received once, their receives from it
+// cancelled, and the call runs as after any agreement, with MPI's result.
+TEST_CASE("alltoall: a rank that starts nothing before the agreement", "[speculation]") {
+  const int size = harness::world_size(), rank = harness::world_rank();
+  if (size < 2) return;
+  for (long long bytes : {64LL, 300000LL})
+    for (int quiet : {1, 0}) {
+      harness::Comm fresh;
+      fresh.comm->may_speculate = rank != quiet;
+      check(DenseCase{true, Distribution::constant, bytes, "byte", Mode::blocking, false, 1, "nonblocking", {}},
+            fresh.comm);
+      CHECK(fresh.comm->speculations_abandoned == 1);
+      CHECK(fresh.comm->speculations_finished == 0);
+      // Another call (the same one would run the plan the first made).
+      fresh.comm->may_speculate = true;
+      check(DenseCase{true, Distribution::constant, bytes + 8, "byte", Mode::blocking, false, 1, "nonblocking", {}},
+            fresh.comm);
+      CHECK(fresh.comm->speculations_finished == 1);
+    }
+}
+
+// Bad input where the exchange started before the agreement: every rank fails
+// with the agreement's reason, no byte lands past the receive buffer, nothing
+// stays in flight (the next call, on the same tags, is right).
+TEST_CASE("alltoall: bad input fails everywhere although the exchange started", "[speculation]") {
+  const int size = harness::world_size(), rank = harness::world_rank();
+  if (size < 2) return;
+  harness::Comm guard;
+  harness::Info spread_out{{"mpix_alltoall_algorithm", "nonblocking"}};
+  auto good_call = [&] {
+    std::vector<int> out((std::size_t)size * 4), in((std::size_t)size * 4, -1);
+    for (int j = 0; j < size * 4; ++j) out[(std::size_t)j] = rank * 100000 + j;
+    const int rc = MPIX_Alltoall(out.data(), 4, MPI_INT, in.data(), 4, MPI_INT, spread_out.info, guard.comm);
+    bool arrived = rc == MPIX_SUCCESS;
+    for (int i = 0; i < size; ++i)
+      for (int k = 0; k < 4; ++k) arrived = arrived && in[(std::size_t)(i * 4 + k)] == i * 100000 + rank * 4 + k;
+    CHECK(harness::all_ranks(arrived));
+  };
+  // Rank 1's blocks are twice the others' (both sides): every rank starts, rank
+  // 1's messages are truncated, the others' are short; small and large blocks.
+  for (int count : {4, 40000}) {
+    INFO("blocks of " << count << " ints, rank 1's of " << 2 * count);
+    const int mine = rank == 1 ? 2 * count : count;
+    std::vector<int> send((std::size_t)size * mine, rank), recv((std::size_t)size * mine + 1, -1);
+    const int rc = MPIX_Alltoall(send.data(), mine, MPI_INT, recv.data(), mine, MPI_INT, spread_out.info, guard.comm);
+    CHECK(harness::all_ranks(rc == MPIX_ERR_ARG));
+    CHECK(harness::message_has("MPIX_Alltoall: ranks give different block sizes"));
+    CHECK(recv.back() == -1);
+    good_call();
+  }
+  std::vector<int> send((std::size_t)size * 4, rank), recv((std::size_t)size * 4 + 1, -1);
+  {
+    // Rank 1 fails its own checks and starts nothing.
+    const int rc = MPIX_Alltoall(send.data(), rank == 1 ? -1 : 4, MPI_INT, recv.data(), 4, MPI_INT,
+                                 spread_out.info, guard.comm);
+    CHECK(harness::all_ranks(rc == MPIX_ERR_ARG));
+    if (rank != 1) CHECK(harness::message_has("another rank rejected its arguments"));
+    good_call();
+  }
+  {
+    // Rank 0 asks for pairwise, which starts nothing before the agreement.
+    harness::Info info{{"mpix_alltoall_algorithm", rank == 0 ? "pairwise" : "nonblocking"}};
+    const int rc = MPIX_Alltoall(send.data(), 4, MPI_INT, recv.data(), 4, MPI_INT, info.info, guard.comm);
+    CHECK(harness::all_ranks(rc == MPIX_ERR_ARG));
+    CHECK(harness::message_has("ranks asked for different algorithms"));
+    good_call();
+  }
+  CHECK(recv.back() == -1);
+  CHECK(guard.comm->speculations_abandoned == 4);
+}

@@ -223,9 +223,12 @@ static void bad_alltoall_while_carrying(MPIX_Comm* comm) {
     CHECK(all_ranks(rc == MPIX_ERR_ARG));
     if (rank != 1) CHECK(message_has("another rank rejected its arguments"));
   }
+  CHECK(std::count(recv.begin(), recv.end(), -1) == (long)recv.size());
   if (size >= 3) {
     // Two ranks wrong in different ways: every rank returns the largest code, the
-    // wrong ones with their own message.
+    // wrong ones with their own message. A radix set carries nothing: the other
+    // ranks may start their exchange before the agreement (speculation.hpp) and
+    // write their receive blocks, which MPI leaves undefined after an error.
     harness::Info info{{"mpix_radix", rank == 2 ? "99" : "2"}};  // 99 > P: refused by the call
     int rc = MPIX_Alltoall(send.data(), rank == 1 ? -1 : 4, MPI_INT, recv.data(), 4, MPI_INT, info.info, c.comm);
     CHECK(all_ranks(rc == MPIX_ERR_INFO_VALUE));
@@ -234,7 +237,6 @@ static void bad_alltoall_while_carrying(MPIX_Comm* comm) {
     if (rank == 2) CHECK(message_has("mpix_radix"));
     if (rank != 1 && rank != 2) CHECK(message_has("another rank rejected its arguments"));
   }
-  CHECK(std::count(recv.begin(), recv.end(), -1) == (long)recv.size());
   // Rank 0's blocks are two doubles with a hole (not contiguous; extent three
   // doubles), the others' two doubles in a row: the same type signature, a valid call.
   MPI_Datatype strided;

@@ -29,11 +29,14 @@ enum Field : int {
   kChanged, kCannotKeep,
   kBeyondInt,
   kNotCarrying,  // carried agreement (carried_agreement.hpp): this rank sent no blocks
+  kSpeculated,   // sum: ranks that started their exchange before the agreement (speculation.hpp)
   kFieldCount
 };
 static_assert(kFieldCount * sizeof(long long) == kRecordBytes, "agreement.hpp's kRecordBytes");
 
-bool is_sum(int field) { return field == kTotalBytes || field == kNonemptyBlocks || field == kIntraNodeBytes; }
+bool is_sum(int field) {
+  return field == kTotalBytes || field == kNonemptyBlocks || field == kIntraNodeBytes || field == kSpeculated;
+}
 bool is_checksum(int field) { return field == kSentChecksum || field == kExpectedChecksum; }
 
 long long add_modulo(long long a, long long b) { return (long long)((unsigned long long)a + (unsigned long long)b); }
@@ -127,6 +130,7 @@ void encode_record(const Agreement& mine, bool carrying, long long* record) {
   record[kCannotKeep] = !mine.keeps;
   record[kBeyondInt] = !f.int_counts;
   record[kNotCarrying] = !carrying;
+  record[kSpeculated] = mine.speculated;
 }
 
 void combine_records(const long long* in, long long* inout) {
@@ -155,6 +159,7 @@ void decode_record(const long long* agreed, const Agreement& mine, Agreement* al
   all->changed = agreed[kChanged] != 0;
   all->keeps = agreed[kCannotKeep] == 0;
   all->carried = agreed[kNotCarrying] == 0;
+  all->speculated = (int)agreed[kSpeculated];
 }
 
 namespace {

@@ -35,12 +35,15 @@ struct Agreement {
   // All, from a carried record: the sum that stands for the algorithm, the hash and
   // the checksums is not zero, so some of them differ (agree() says which).
   bool inconsistent = false;
+  // Mine: 1 where this rank started its exchange before the agreement
+  // (speculation.hpp); all: how many ranks did.
+  int speculated = 0;
 };
 
-// The record one rank contributes, 21 long longs; reduced field by field, sums
+// The record one rank contributes, 22 long longs; reduced field by field, sums
 // by addition, the rest by their maximum: by MPI_Allreduce (agree) or by a
 // dissemination that counts every rank once (agree_carrying).
-constexpr std::size_t kRecordBytes = 21 * sizeof(long long);
+constexpr std::size_t kRecordBytes = 22 * sizeof(long long);
 constexpr int kRecordFields = (int)(kRecordBytes / sizeof(long long));
 void encode_record(const Agreement& mine, bool carrying, long long* record);
 void combine_records(const long long* in, long long* inout);

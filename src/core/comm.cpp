@@ -97,7 +97,14 @@ extern "C" int MPIX_Comm_init(MPIX_Comm** comm, MPI_Comm mpi_comm) {
   int* tag_ub = nullptr;
   int has_tag_ub = 0;
   MPI_Comm_get_attr(c->lib_comm, MPI_TAG_UB, &tag_ub, &has_tag_ub);
-  if (has_tag_ub && *tag_ub >= 32767) c->tag_slots = ((unsigned long long)*tag_ub + 1) / 8;
+  if (has_tag_ub && *tag_ub >= 32767) {
+    long long tags = (long long)*tag_ub + 1;
+    if (tags >= 8 * mpix::kSpeculationTags) {
+      tags -= mpix::kSpeculationTags;
+      c->speculation_tag_base = tags;
+    }
+    c->tag_slots = (unsigned long long)tags / 8;
+  }
   rc = c->locality.init(c->lib_comm, ppn);
   // Regions come after the nodes (a failure above is agreed, so every rank skips
   // them). Every rank reads the environment and takes part in the regions'

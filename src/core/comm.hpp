@@ -39,6 +39,10 @@ struct SddeWindow {
   unsigned long long epoch = 0;  // calls that used this window; marks arrivals
 };
 
+// Block sizes below this (bytes) may be exchanged before their agreement, each
+// under a tag of its own (MPIX_Comm_s::speculation_tag_base).
+constexpr long long kSpeculationTags = 1LL << 20;
+
 // What the last blocking MPIX_Alltoall(v) on a communicator ran, after `auto` (read
 // by mpix-bench, whose rows time the blocking call): a persistent request for the
 // same exchange may choose otherwise, as its starts pay no agreement or planning.
@@ -63,7 +67,7 @@ struct MPIX_Comm_s {
   mpix::Regions regions;  // inside each node (src/topology/regions.hpp)
   mpix::ScratchPool scratch;
   unsigned long long persistent_plans = 0, blocking_plans = 0;  // made so far
-  unsigned long long tag_slots = 4096;  // (MPI_TAG_UB + 1) / 8, read at init
+  unsigned long long tag_slots = 4096;  // (MPI_TAG_UB + 1 - speculation's) / 8, read at init
   int live_requests = 0;  // requests whose plans use the pool and the communicators
   std::map<std::string, mpix::TuningTable> tuning_tables;  // by path, read once
   std::map<std::string, mpix::MachineProfile> machine_profiles;  // by path, read once
@@ -76,6 +80,11 @@ struct MPIX_Comm_s {
   // carried_agreement.hpp).
   int lane_group = 0;
   int lane_batch = mpix::kLaneBatch;  // lanes in flight per rank (the tests set fewer)
+  // Blocking alltoalls whose exchange started before the agreement (speculation.hpp):
+  // whether this rank may (the tests forbid it on some ranks), and how many calls
+  // the exchange so started completed or was abandoned (read by the tests).
+  bool may_speculate = true;
+  unsigned long long speculations_finished = 0, speculations_abandoned = 0;
   mpix::SddeStats sdde_stats;    // of the last SDDE call
   mpix::SddeWindow sdde_window;  // of the rma SDDE algorithm
   mpix::DirectCopy direct_copy;  // pids, CMA permission, CUDA IPC handles (ipc_hybrid)
@@ -108,6 +117,13 @@ struct MPIX_Comm_s {
   }
   // The tag the next blocking call's plan gets (its agreement's, which ends first).
   int next_blocking_tag() const { return (int)(tag_slots / 2 + blocking_plans % (tag_slots / 2)) * 8; }
+  // Above the plans' tags, where MPI_TAG_UB leaves room (-1: not), the tags of an
+  // exchange started before its agreement (speculation.hpp): base + b for blocks of
+  // b bytes, 0 < b < kSpeculationTags, so that a message matches only a receive
+  // of its own length and no rank's bad arguments can make one longer than its
+  // receive. Every such message is received inside its call, and messages of
+  // one sender and tag match in the order sent, so calls reuse them.
+  long long speculation_tag_base = -1;
   unsigned long long plans_created() const { return persistent_plans + blocking_plans; }
 };
 

@@ -23,6 +23,7 @@
 #include "registry.hpp"
 #include "request.hpp"
 #include "select.hpp"
+#include "speculation.hpp"
 
 namespace mpix {
 
@@ -77,27 +78,44 @@ int probe_direct_copy(Op op, const Algorithm* asked, const TuningRule* rule, MPI
   return MPIX_SUCCESS;
 }
 
-// Whether this rank sends its blocks with its records in the agreement of a
-// blocking call (carried_agreement.hpp): where `auto` decides (no algorithm asked
-// for, no radix set, no tuning rule matching this rank's facts), the call changed or
-// repeats one whose blocks were carried (`fresh`; a kept plan runs otherwise), its
-// blocks, sent and received, are of at most kCarriedBlockLimit bytes, and the model
-// prices the radix-2 Bruck exchange with its records below an agreement plus the
-// best algorithm. The facts are this
-// rank's own, taken for every rank's: exact for a valid alltoall but for the
-// datatypes' contiguity and direct copy, an estimate for an alltoallv. Where ranks
-// decide differently, some rank sends its records alone and the call goes on as
-// after any agreement, correct but without the saving (the others stop sending
-// blocks once their records show it: agree_carrying).
-bool carries_blocks(Op op, const Exchange& ex, const Hints& hints, const Agreement& mine, bool fresh,
-                    MPIX_Comm_s* comm) {
-  // A radix the user set is for the exchange: the carried one is of radix 2.
-  if (hints.asked || hints.check_args || !hints.params.radix_auto || !fresh || !host_buffers(ex)) return false;
+// What a blocking call does before its agreement, from this rank's own facts,
+// taken for every rank's (exact for a valid alltoall but for the datatypes'
+// contiguity and direct copy, an estimate for an alltoallv), where the call changed
+// or repeats one whose blocks arrived with its agreement (`fresh`; a kept plan runs
+// otherwise):
+// - `carries`: it sends its blocks with its records in the agreement
+//   (carried_agreement.hpp), where `auto` decides (no algorithm asked for, no radix
+//   set, no tuning rule matching this rank's facts), its blocks, sent and received,
+//   are of at most kCarriedBlockLimit bytes, and the model prices the radix-2 Bruck
+//   exchange with its records below the other ways;
+// - `speculates`: an alltoall, not in place, starts the spread-out exchange before
+//   the agreement (speculation.hpp), where it was asked for (`nonblocking`) or,
+//   under `auto`, the model prices it, overlapped with the agreement, below the
+//   other ways.
+// Where ranks decide differently, the call goes on as after any agreement, correct
+// but without the saving (agree_carrying; Speculation::abandon).
+struct BeforeAgreement {
+  bool carries = false, speculates = false;
+};
+
+BeforeAgreement choose_before_agreement(Op op, const Exchange& ex, const Hints& hints, const Agreement& mine,
+                                        bool fresh, MPIX_Comm_s* comm) {
+  BeforeAgreement choice;
+  if (hints.check_args || !fresh || !host_buffers(ex)) return choice;
   const ExchangeFacts& own = mine.facts;
+  const bool speculable = op == kAlltoall && !own.in_place && own.min_block == own.max_block &&
+                          may_speculate(comm, own.max_block);
+  const Algorithm* spread_out = find_algorithm("nonblocking", op);
+  if (hints.asked) {
+    choice.speculates = speculable && hints.asked == spread_out;
+    return choice;
+  }
   // The carried rounds hold the own block too (max_block leaves it out).
   const long long own_block = ex.send.block_bytes(ex.rank);
-  if (std::max(own.max_block, own_block) > kCarriedBlockLimit || (op == kAlltoall && own.min_block != own.max_block))
-    return false;
+  // A radix the user set is for the exchange: the carried one is of radix 2.
+  const bool may_carry = hints.params.radix_auto && std::max(own.max_block, own_block) <= kCarriedBlockLimit &&
+                         !(op == kAlltoall && own.min_block != own.max_block);
+  if (!may_carry && !speculable) return choice;
   PlanContext context;
   context.comm = comm;
   context.mpi_comm = comm->lib_comm;
@@ -115,27 +133,46 @@ bool carries_blocks(Op op, const Exchange& ex, const Hints& hints, const Agreeme
   context.facts.direct_copy = comm->direct_copy.ready() && comm->direct_copy.cma();
   // A tuning rule that applies names the algorithm; a loaded file whose rules do not
   // (mpix-tune writes none where auto was not beaten) leaves the call to auto.
-  if (hints.tuning && hints.tuning->match(op, context.facts)) return false;
+  if (hints.tuning && hints.tuning->match(op, context.facts)) return choice;
   // A rank that sends no bytes knows nothing of the others' blocks, and carrying
   // costs it a byte of size per block: declining would only stop the ranks that
   // carry from finishing in the agreement (fft_n1, whose last ranks send nothing).
-  if (op == kAlltoallv && own.max_rank_send == 0) {
+  if (may_carry && op == kAlltoallv && own.max_rank_send == 0) {
     const std::string line = "[mpix]   rank 0 carries its blocks in the agreement: it sends none\n";
     if (reports(comm, line)) std::fputs(line.c_str(), stderr);
-    return true;
+    choice.carries = true;
+    return choice;
   }
+  const MachineProfile& profile = *hints.profile;
   const Prediction best = select_dense(op, context);
-  const double carried = carried_seconds(context.facts, *hints.profile, comm->lane_group);
-  const double separate =
-      best.seconds + blocking_agreement_seconds(context.facts, *hints.profile, comm->lane_group);
+  const double agreement = blocking_agreement_seconds(context.facts, profile, comm->lane_group);
+  const double separate = best.seconds + agreement;
+  const double carried = may_carry ? carried_seconds(context.facts, profile, comm->lane_group) : separate;
+  double speculative = separate;
+  if (speculable) {
+    const Prediction alone = predict_best(*spread_out, context.facts, hints.params, profile);
+    if (alone.cost.valid) speculative = std::max(alone.seconds, agreement);
+  }
+  // Carrying checks every rank's arguments before any block is written and leaves
+  // nothing to clean up where ranks decide differently: it is kept unless starting
+  // the exchange before the agreement is predicted at least 10 % faster.
+  choice.carries = may_carry && carried <= separate && carried <= 1.1 * speculative;
+  choice.speculates = !choice.carries && speculable && speculative < separate;
   if (comm->rank == 0 && verbose_level() > 0) {
-    std::string line = format("[mpix]   rank 0 %s its blocks in the agreement: predicted %s, against %s for an "
-                              "agreement and then %s (its own facts, each rank's taken for every rank's)\n",
-                              carried <= separate ? "carries" : "does not carry", microseconds(carried).c_str(),
-                              microseconds(separate).c_str(), best.algorithm->name);
+    std::string line;
+    if (choice.carries || may_carry)
+      line = format("[mpix]   rank 0 %s its blocks in the agreement: predicted %s, against %s for an "
+                    "agreement and then %s (its own facts, each rank's taken for every rank's)\n",
+                    choice.carries ? "carries" : "does not carry", microseconds(carried).c_str(),
+                    microseconds(separate).c_str(), best.algorithm->name);
+    if (speculable)
+      line += format("[mpix]   rank 0 %s nonblocking before the agreement: predicted %s, against %s for an "
+                     "agreement and then %s (its own facts, each rank's taken for every rank's)\n",
+                     choice.speculates ? "starts" : "does not start", microseconds(speculative).c_str(),
+                     microseconds(separate).c_str(), best.algorithm->name);
     if (reports(comm, line)) std::fputs(line.c_str(), stderr);
   }
-  return carried <= separate;
+  return choice;
 }
 
 // The bytes of an in-place call's copy of its receive blocks: their byte span.
@@ -271,14 +308,35 @@ int plan_dense(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm, Reusabl
   // What a call whose blocks arrived with its agreement keeps: the call, without a
   // plan (see below).
   const bool kept_call_only = kept && *kept && !(*kept)->request;
-  // A blocking call agrees in a Bruck exchange's rounds, which may carry its blocks.
-  bool blocks_delivered = false;
+  // A blocking call agrees in a Bruck exchange's rounds, which may carry its blocks,
+  // or while its spread-out exchange, started before, moves them.
+  bool blocks_delivered = false, speculated = false;
   PlanStats carried;
+  Speculation speculation;
   if (!persistent) {
-    const bool carrying = local_rc == MPIX_SUCCESS &&
-                          carries_blocks(a.op, context.exchange, hints, mine, mine.changed || kept_call_only, comm);
-    MPIX_TRY(agree_carrying(comm, mine, carrying ? &context.exchange : nullptr, &all, &blocks_delivered, &carried));
+    const BeforeAgreement before =
+        local_rc == MPIX_SUCCESS
+            ? choose_before_agreement(a.op, context.exchange, hints, mine, mine.changed || kept_call_only, comm)
+            : BeforeAgreement{};
+    if (before.speculates) {
+      local_rc = mine.failed = speculation.start(context.exchange, comm);
+      if (local_rc != MPIX_SUCCESS) local_message = MPIX_Last_error_message();
+    }
+    mine.speculated = speculation.started();
+    MPIX_TRY(agree_carrying(comm, mine, before.carries ? &context.exchange : nullptr, &all, &blocks_delivered, &carried));
     comm->blocking_choices[a.op == kAlltoall ? 0 : 1].carried = carried;
+    if (all.speculated > 0) {
+      const bool valid = !all.failed && all.algorithm != -2 && all.hints_hash != -2 && !all.counts_disagree &&
+                         all.facts.min_block == all.facts.max_block;
+      if (valid && all.speculated == comm->size) {
+        MPIX_TRY(speculation.finish(comm));
+        blocks_delivered = speculated = true;
+        ++comm->speculations_finished;
+      } else {
+        MPIX_TRY(speculation.abandon(comm));
+        ++comm->speculations_abandoned;
+      }
+    }
   } else {
     MPIX_TRY(agree(comm, mine, &all));
   }
@@ -317,9 +375,12 @@ int plan_dense(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm, Reusabl
     // With lane groups of several ranks, the lanes are a variant of it that no
     // registered algorithm runs (carried_lanes.cpp): its group size is named.
     const int lane_group = comm->lane_group;
-    const char* carrier = lane_group > 0 ? "tuna_hier_coalesced" : a.op == kAlltoall ? "bruck" : "tuna_carried";
-    std::string params = "radix=2";
-    if (lane_group > 0) {
+    const char* carrier = speculated       ? "nonblocking"
+                          : lane_group > 0 ? "tuna_hier_coalesced"
+                          : a.op == kAlltoall ? "bruck"
+                                              : "tuna_carried";
+    std::string params = speculated ? "" : "radix=2";
+    if (lane_group > 0 && !speculated) {
       const int most_lanes = most_lane_messages(context.facts.nodes, context.facts.max_ppn, lane_group);
       params += format(" block_count=%d", std::min(comm->lane_batch, most_lanes));
       if (lane_group > 1) params += format(" lane_group=%d", lane_group);
@@ -328,9 +389,18 @@ int plan_dense(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm, Reusabl
     choice.algorithm = carrier;
     choice.params = params;
     choice.predicted_seconds = carried_seconds(context.facts, *context.profile, lane_group);
-    choice.carried_blocks = true;
+    if (speculated) {
+      Params none;
+      choice.predicted_seconds =
+          std::max(predict_best(*find_algorithm(carrier, a.op), context.facts, none, *context.profile).seconds,
+                   blocking_agreement_seconds(context.facts, *context.profile, lane_group));
+    }
+    // The counters of a speculated call are those of nonblocking's plan (mpix-bench).
+    choice.carried_blocks = !speculated;
     if (verbose)
-      report(comm, a.name, *find_algorithm(carrier, a.op), params, "auto: the agreement's rounds carried the blocks",
+      report(comm, a.name, *find_algorithm(carrier, a.op), params,
+             speculated ? "the exchange started before the agreement, which found the call valid on every rank"
+                        : "auto: the agreement's rounds carried the blocks",
              context.facts, {});
     // The call is done. Where every rank keeps plans (agreed: making one may take
     // messages between ranks), a plan is made for the calls that repeat it, but only

@@ -14,6 +14,7 @@
 #define MPI_Alltoallv_init PMPI_Alltoallv_init
 #define MPI_Barrier PMPI_Barrier
 #define MPI_Bcast PMPI_Bcast
+#define MPI_Cancel PMPI_Cancel
 #define MPI_Comm_dup PMPI_Comm_dup
 #define MPI_Comm_free PMPI_Comm_free
 #define MPI_Comm_get_attr PMPI_Comm_get_attr
