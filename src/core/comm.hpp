@@ -81,9 +81,10 @@ struct MPIX_Comm_s {
   int lane_group = 0;
   int lane_batch = mpix::kLaneBatch;  // lanes in flight per rank (the tests set fewer)
   // Blocking alltoalls whose exchange started before the agreement (speculation.hpp):
-  // whether this rank may (the tests forbid it on some ranks), and how many calls
-  // the exchange so started completed or was abandoned (read by the tests).
-  bool may_speculate = true;
+  // whether this rank starts it where the model says (0), never (-1) or wherever it
+  // may (1) (the tests), and how many calls the exchange so started completed or
+  // was abandoned (read by the tests).
+  int speculation = 0;
   unsigned long long speculations_finished = 0, speculations_abandoned = 0;
   mpix::SddeStats sdde_stats;    // of the last SDDE call
   mpix::SddeWindow sdde_window;  // of the rma SDDE algorithm

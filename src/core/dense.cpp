@@ -78,6 +78,18 @@ int probe_direct_copy(Op op, const Algorithm* asked, const TuningRule* rule, MPI
   return MPIX_SUCCESS;
 }
 
+// A spread-out exchange of `exchange` seconds started before an agreement of
+// `agreement`: it overlaps the agreement where its messages wait for the network,
+// but the CPU that posts them is the agreement's too (on 2 nodes of 32 at 16 B,
+// 126 overheads of 0.25 us come first, and the call is no faster than after it).
+double speculative_seconds(const ExchangeFacts& f, const MachineProfile& profile, double exchange,
+                           double agreement) {
+  const double on_node = f.max_ppn - 1.0, off_node = f.ranks - 1.0 - on_node;
+  const double posting = on_node * (profile.intra_send_overhead + profile.intra_recv_overhead) +
+                         off_node * (profile.inter_send_overhead + profile.inter_recv_overhead);
+  return std::max(exchange, posting + agreement);
+}
+
 // What a blocking call does before its agreement, from this rank's own facts,
 // taken for every rank's (exact for a valid alltoall but for the datatypes'
 // contiguity and direct copy, an estimate for an alltoallv), where the call changed
@@ -106,14 +118,12 @@ BeforeAgreement choose_before_agreement(Op op, const Exchange& ex, const Hints& 
   const bool speculable = op == kAlltoall && !own.in_place && own.min_block == own.max_block &&
                           may_speculate(comm, own.max_block);
   const Algorithm* spread_out = find_algorithm("nonblocking", op);
-  if (hints.asked) {
-    choice.speculates = speculable && hints.asked == spread_out;
-    return choice;
-  }
+  if (hints.asked && (hints.asked != spread_out || !speculable)) return choice;
   // The carried rounds hold the own block too (max_block leaves it out).
   const long long own_block = ex.send.block_bytes(ex.rank);
   // A radix the user set is for the exchange: the carried one is of radix 2.
-  const bool may_carry = hints.params.radix_auto && std::max(own.max_block, own_block) <= kCarriedBlockLimit &&
+  const bool may_carry = !hints.asked && hints.params.radix_auto &&
+                         std::max(own.max_block, own_block) <= kCarriedBlockLimit &&
                          !(op == kAlltoall && own.min_block != own.max_block);
   if (!may_carry && !speculable) return choice;
   PlanContext context;
@@ -133,7 +143,7 @@ BeforeAgreement choose_before_agreement(Op op, const Exchange& ex, const Hints& 
   context.facts.direct_copy = comm->direct_copy.ready() && comm->direct_copy.cma();
   // A tuning rule that applies names the algorithm; a loaded file whose rules do not
   // (mpix-tune writes none where auto was not beaten) leaves the call to auto.
-  if (hints.tuning && hints.tuning->match(op, context.facts)) return choice;
+  if (!hints.asked && hints.tuning && hints.tuning->match(op, context.facts)) return choice;
   // A rank that sends no bytes knows nothing of the others' blocks, and carrying
   // costs it a byte of size per block: declining would only stop the ranks that
   // carry from finishing in the agreement (fft_n1, whose last ranks send nothing).
@@ -144,20 +154,24 @@ BeforeAgreement choose_before_agreement(Op op, const Exchange& ex, const Hints& 
     return choice;
   }
   const MachineProfile& profile = *hints.profile;
-  const Prediction best = select_dense(op, context);
+  const Prediction best =
+      hints.asked ? predict_best(*spread_out, context.facts, hints.params, profile) : select_dense(op, context);
   const double agreement = blocking_agreement_seconds(context.facts, profile, comm->lane_group);
   const double separate = best.seconds + agreement;
   const double carried = may_carry ? carried_seconds(context.facts, profile, comm->lane_group) : separate;
   double speculative = separate;
   if (speculable) {
     const Prediction alone = predict_best(*spread_out, context.facts, hints.params, profile);
-    if (alone.cost.valid) speculative = std::max(alone.seconds, agreement);
+    if (alone.cost.valid) speculative = speculative_seconds(context.facts, profile, alone.seconds, agreement);
   }
   // Carrying checks every rank's arguments before any block is written and leaves
   // nothing to clean up where ranks decide differently: it is kept unless starting
-  // the exchange before the agreement is predicted at least 10 % faster.
+  // the exchange before the agreement is predicted at least 10 % faster. And that
+  // must save half an agreement: the agreement's messages share the links with the
+  // exchange's, and arrive later than alone (on 2 nodes of 32 at 256 B, by 2.5 us).
   choice.carries = may_carry && carried <= separate && carried <= 1.1 * speculative;
-  choice.speculates = !choice.carries && speculable && speculative < separate;
+  choice.speculates = !choice.carries && speculable &&
+                      (speculative + 0.5 * agreement <= separate || comm->speculation > 0);
   if (comm->rank == 0 && verbose_level() > 0) {
     std::string line;
     if (choice.carries || may_carry)
@@ -391,9 +405,10 @@ int plan_dense(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm, Reusabl
     choice.predicted_seconds = carried_seconds(context.facts, *context.profile, lane_group);
     if (speculated) {
       Params none;
-      choice.predicted_seconds =
-          std::max(predict_best(*find_algorithm(carrier, a.op), context.facts, none, *context.profile).seconds,
-                   blocking_agreement_seconds(context.facts, *context.profile, lane_group));
+      choice.predicted_seconds = speculative_seconds(
+          context.facts, *context.profile,
+          predict_best(*find_algorithm(carrier, a.op), context.facts, none, *context.profile).seconds,
+          blocking_agreement_seconds(context.facts, *context.profile, lane_group));
     }
     // The counters of a speculated call are those of nonblocking's plan (mpix-bench).
     choice.carried_blocks = !speculated;
