@@ -2,7 +2,7 @@
 // pack_record and unpack_record), which the carried agreement reads from other
 // ranks' messages. Checks: bytes read as a record use no more than they are and
 // than kPackedRecordMaxBytes, and that record packs and reads back to the same
-// values; and the input read as raw records (21 integers each) packs within
+// values; and the input read as raw records (22 integers each) packs within
 // kPackedRecordMaxBytes and reads back to the same values.
 #include <cstdint>
 #include <cstdio>
