@@ -14,7 +14,7 @@
 // yet counted, built up in the earlier rounds (a second record in some of them).
 //
 // A rank whose own facts make the Bruck exchange `auto`'s choice for a first call
-// (carries_blocks in dense.cpp) puts its blocks behind the records, an alltoallv's
+// (choose_before_agreement, before_agreement.cpp) puts its blocks behind the records, an alltoallv's
 // with a byte of size each (TuNA's radix-2 schedule with its sizes carried, as
 // tuna_carried r=2; in lanes, as tuna_hier_coalesced r=2). Where every rank did so and the agreement finds the call
 // valid (no rank failed its checks, the same algorithm and hints, counts that

@@ -257,4 +257,6 @@ RoundCost linear_round(const ExchangeFacts& facts, double messages, double bytes
   return round;
 }
 
+std::string microseconds(double seconds) { return format("%.1f us", seconds * 1e6); }
+
 }  // namespace mpix

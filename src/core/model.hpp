@@ -159,5 +159,7 @@ double busiest_bytes_factor(const ExchangeFacts& facts, double blocks);
 // Fraction of a rank's peers at distance `distance` (rank + distance) that are on
 // another node, for consecutive ranks on nodes of `ppn` ranks.
 double inter_node_fraction(int distance, int ppn, int ranks);
+// "12.3 us": a predicted time, for MPIX_VERBOSE.
+std::string microseconds(double seconds);
 
 }  // namespace mpix

@@ -1,0 +1,42 @@
+// What a blocking MPIX_Alltoall(v) does before its agreement, chosen by each rank
+// from its own facts: carry its blocks in the agreement (carried_agreement.hpp),
+// start its spread-out exchange (speculation.hpp), or neither.
+#pragma once
+#include "dense_args.hpp"
+#include "model.hpp"
+
+struct MPIX_Comm_s;
+
+namespace mpix {
+
+struct Agreement;
+
+// What a blocking call does before its agreement, from this rank's own facts,
+// taken for every rank's (exact for a valid alltoall but for the datatypes'
+// contiguity and direct copy, an estimate for an alltoallv), where the call changed
+// or repeats one whose blocks arrived with its agreement (`fresh`; a kept plan runs
+// otherwise):
+// - `carries`: it sends its blocks with its records in the agreement
+//   (carried_agreement.hpp), where `auto` decides (no algorithm asked for, no radix
+//   set, no tuning rule matching this rank's facts), its blocks, sent and received,
+//   are of at most kCarriedBlockLimit bytes, and the model prices the radix-2 Bruck
+//   exchange with its records below the other ways;
+// - `speculates`: an alltoall, not in place, starts the spread-out exchange before
+//   the agreement (speculation.hpp), where it was asked for (`nonblocking`) or,
+//   under `auto`, the model prices it, overlapped with the agreement, below the
+//   other ways.
+// Where ranks decide differently, the call goes on as after any agreement, correct
+// but without the saving (agree_carrying; Speculation::abandon).
+struct BeforeAgreement {
+  bool carries = false, speculates = false;
+};
+
+BeforeAgreement choose_before_agreement(Op op, const Exchange& ex, const Hints& hints, const Agreement& mine,
+                                        bool fresh, MPIX_Comm_s* comm);
+
+// A spread-out exchange of `exchange` seconds started before an agreement of
+// `agreement` seconds, on the layout of `f`.
+double speculative_seconds(const ExchangeFacts& f, const MachineProfile& profile, double exchange,
+                           double agreement);
+
+}  // namespace mpix
