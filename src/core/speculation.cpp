@@ -91,6 +91,10 @@ int Speculation::abandon(MPIX_Comm_s* comm) {
     MPIX_TRY(wait_all_progressing(1, &request, lib_comm));
   }
   MPIX_TRY(wait_all_progressing((int)sends.size(), sends.data(), lib_comm));
+  // No rank leaves before every rank has cancelled its receives that nothing of
+  // this call matches: a peer that left could start its next call, whose message
+  // of that length would match such a receive, not the next call's.
+  MPIX_TRY(barrier_progressing(lib_comm));
   posted_.clear();
   requests_.clear();
   return MPIX_SUCCESS;

@@ -21,10 +21,11 @@
 // the receive buffer.) An alltoall of the bytes each rank sent each other rank
 // tells each receiver which of its receives will be matched (the others are
 // cancelled) and which messages no receive of its own matches (received into
-// scratch of their length). Nothing stays in flight, and the call goes on as after
-// any agreement: it fails on every rank, or runs the agreed plan, which rewrites
-// every receive block. Only that path pays the alltoall, the cancels and the
-// scratch. An erroneous call may so have written its receive blocks, which MPI
+// scratch of their length), and a barrier keeps every rank in the call until
+// every rank's dead receives are cancelled. Nothing stays in flight, and the call
+// goes on as after any agreement: it fails on every rank, or runs the agreed plan,
+// which rewrites every receive block. Only that path pays the alltoall, the
+// cancels, the scratch and the barrier. An erroneous call may so have written its receive blocks, which MPI
 // leaves undefined after an error; never past them.
 #pragma once
 #include <mpi.h>
