@@ -303,12 +303,7 @@ int check_counts_agree(const DenseArgs& a, const Exchange& ex, MPI_Comm comm, in
   TimeScope agreeing(TimePhase::agreement);
   std::vector<long long> sent(ex.size), arriving(ex.size);
   for (int i = 0; i < ex.size; ++i) sent[i] = ex.send.block_bytes(i);
-  MPIX_TRY(collective_progressing(
-      comm, "MPI_Alltoall",
-      [&] { return MPI_Alltoall(sent.data(), 1, MPI_LONG_LONG, arriving.data(), 1, MPI_LONG_LONG, comm); },
-      [&](MPI_Request* request) {
-        return MPI_Ialltoall(sent.data(), 1, MPI_LONG_LONG, arriving.data(), 1, MPI_LONG_LONG, comm, request);
-      }));
+  MPIX_TRY(alltoall_progressing(sent.data(), arriving.data(), comm));
   *mismatch_peer = -1;
   bool truncated = false;  // a block larger than its receiver expects
   for (int i = 0; i < ex.size; ++i) {

@@ -174,6 +174,14 @@ int allreduce_progressing(const void* in, void* out, int count, MPI_Datatype typ
       [&](MPI_Request* request) { return MPI_Iallreduce(in, out, count, type, op, comm, request); });
 }
 
+int alltoall_progressing(const long long* sent, long long* arriving, MPI_Comm comm) {
+  return collective_progressing(
+      comm, "MPI_Alltoall", [&] { return MPI_Alltoall(sent, 1, MPI_LONG_LONG, arriving, 1, MPI_LONG_LONG, comm); },
+      [&](MPI_Request* request) {
+        return MPI_Ialltoall(sent, 1, MPI_LONG_LONG, arriving, 1, MPI_LONG_LONG, comm, request);
+      });
+}
+
 int barrier_progressing(MPI_Comm comm) {
   return collective_progressing(
       comm, "MPI_Barrier", [&] { return MPI_Barrier(comm); },

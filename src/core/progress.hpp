@@ -85,6 +85,9 @@ bool any_started();
 void progress_all_started();
 // MPI_Allreduce through collective_progressing; an MPIX code.
 int allreduce_progressing(const void* in, void* out, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm);
+// MPI_Alltoall of one long long per rank (`sent[i]` to rank i, `arriving[i]`
+// from it) the same way; an MPIX code.
+int alltoall_progressing(const long long* sent, long long* arriving, MPI_Comm comm);
 // MPI_Barrier the same way: before a blocking collective that synchronises
 // (MPI_Win_free), so that every rank is inside the call first.
 int barrier_progressing(MPI_Comm comm);

@@ -56,12 +56,7 @@ int Speculation::abandon(MPIX_Comm_s* comm) {
   for (const Posted& p : posted_)
     if (p.send) sent[p.peer] = p.bytes;
   const MPI_Comm lib_comm = comm->lib_comm;
-  MPIX_TRY(collective_progressing(
-      lib_comm, "MPI_Alltoall",
-      [&] { return MPI_Alltoall(sent.data(), 1, MPI_LONG_LONG, arriving.data(), 1, MPI_LONG_LONG, lib_comm); },
-      [&](MPI_Request* request) {
-        return MPI_Ialltoall(sent.data(), 1, MPI_LONG_LONG, arriving.data(), 1, MPI_LONG_LONG, lib_comm, request);
-      }));
+  MPIX_TRY(alltoall_progressing(sent.data(), arriving.data(), lib_comm));
   // Receives first, so that no rank waits for its sends while its peers wait
   // for theirs: each send is matched by a receive already posted, or by one its
   // receiver posts below without waiting for anything of its own.
