@@ -329,17 +329,30 @@ bool run_exchange(const ExchangeCase& c, MPIX_Comm* comm, MPI_Comm mpi, std::str
   };
   if (c.bad.rank >= 0) {
     // The call fails on every rank, with a message, and writes nothing; but a
-    // blocking alltoall whose rank may have started its spread-out exchange
-    // before the agreement (`auto` or `nonblocking`: speculation.hpp) may have
-    // written its receive blocks, as MPI leaves them after an error, never the
-    // guards around them.
-    const bool may_start = c.alltoall && c.mode == Mode::blocking && !c.in_place &&
+    // blocking call whose rank may have started its spread-out exchange before
+    // the agreement (`auto` or `nonblocking`: speculation.hpp) may have written
+    // its receive blocks, as MPI leaves them after an error, never the guards
+    // around them.
+    const bool may_start = c.mode == Mode::blocking && !c.in_place &&
                            (rank_algorithm.empty() || rank_algorithm == "nonblocking");
     auto written = [&](const std::vector<unsigned char>& before) {
-      if (!may_start) return recv.storage != before;
-      const std::size_t n = before.size();
-      return !std::equal(before.begin(), before.begin() + kGuard, recv.storage.begin()) ||
-             !std::equal(before.end() - kGuard, before.end(), recv.storage.end() - kGuard) || n != recv.storage.size();
+      if (before.size() != recv.storage.size()) return true;
+      std::vector<bool> writable(before.size(), false);
+      if (may_start) {
+        MPI_Aint lb, extent, true_lb, true_extent;
+        MPI_Type_get_extent(recv.type, &lb, &extent);
+        MPI_Type_get_true_extent(recv.type, &true_lb, &true_extent);
+        for (std::size_t peer = 0; peer < recv.counts.size(); ++peer) {
+          if (recv.counts[peer] <= 0) continue;
+          const long long first = (long long)kGuard + recv.displs[peer] * (long long)extent + true_lb;
+          const long long end = first + (recv.counts[peer] - 1) * (long long)extent + true_extent;
+          for (long long i = std::max(0LL, first); i < std::min(end, (long long)before.size()); ++i)
+            writable[(std::size_t)i] = true;
+        }
+      }
+      for (std::size_t i = 0; i < before.size(); ++i)
+        if (!writable[i] && before[i] != recv.storage[i]) return true;
+      return false;
     };
     fill(send.storage, rank, 0);
     fill(recv.storage, rank + 1000, 0);

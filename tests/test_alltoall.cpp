@@ -378,6 +378,40 @@ TEST_CASE("alltoall: the spread-out exchange starts before the agreement", "[spe
   CHECK(guard.comm->speculations_abandoned == 0);
 }
 
+// An alltoallv starts its exchange before the agreement too, each rank from its
+// own facts. A rank with no message to start (fft_n1's last ranks send and
+// receive nothing) goes along with the others (Agreement::idle): nothing is
+// abandoned. Blocks past the eager limits; every datatype.
+TEST_CASE("alltoallv: the spread-out exchange starts before the agreement", "[speculation]") {
+  const int size = harness::world_size();
+  if (size < 2) return;
+  harness::Comm guard;
+  guard.comm->speculation = 1;
+  for (const auto& types : harness::type_cases())
+    check(DenseCase{false, Distribution::uniform, 120, types.name.c_str(), Mode::blocking, false, 3, "nonblocking",
+                    {}}, guard.comm);
+  // (fft_n1's and fft_n2's blocks have sizes of their own: one call each.)
+  for (Distribution dist : {Distribution::powerlaw, Distribution::fft_n1, Distribution::fft_n2})
+    for (long long bytes : {4LL, 70000LL, 300000LL}) {
+      if (mpix::workload::fixed_sizes(dist) && bytes != 4) continue;
+      INFO(mpix::workload::distribution_name(dist) << ", blocks up to " << bytes << " bytes");
+      // Where no rank has a message (powerlaw's smallest at few ranks), none starts.
+      bool any_message = false;
+      for (int source = 0; source < size; ++source)
+        for (int dest = 0; dest < size; ++dest)
+          any_message = any_message ||
+                        (source != dest && mpix::workload::block_bytes(dist, bytes, source, dest, size, 12345) > 0);
+      const unsigned long long before = guard.comm->speculations_finished;
+      check(DenseCase{false, dist, bytes, "byte", Mode::blocking, false, 2, "nonblocking", {}}, guard.comm);
+      CHECK(guard.comm->speculations_finished == before + (any_message ? 2 : 0));
+    }
+  CHECK(guard.comm->speculations_abandoned == 0);
+  // Under `auto` (the model decides; here it may not start), the same results.
+  guard.comm->speculation = 0;
+  for (long long bytes : {16LL, 1024LL, 70000LL})
+    check(DenseCase{false, Distribution::uniform, bytes, "byte", Mode::blocking, false, 2, "", {}}, guard.comm);
+}
+
 // A rank that did not start the exchange (its own facts chose otherwise: here
 // forbidden): the others' messages are each received once, their receives from it
 // cancelled, and the call runs as after any agreement, with MPI's result.
@@ -398,6 +432,13 @@ TEST_CASE("alltoall: a rank that starts nothing before the agreement", "[specula
             fresh.comm);
       CHECK(fresh.comm->speculations_finished == 1);
     }
+  // An alltoallv's rank whose own facts did not choose to start, beside ranks that
+  // did.
+  harness::Comm fresh;
+  fresh.comm->speculation = rank == size - 1 ? -1 : 1;
+  check(DenseCase{false, Distribution::uniform, 2000, "int", Mode::blocking, false, 1, "nonblocking", {}},
+        fresh.comm);
+  CHECK(fresh.comm->speculations_abandoned == 1);
 }
 
 // Bad input where the exchange started before the agreement: every rank fails

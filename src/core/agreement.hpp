@@ -38,6 +38,10 @@ struct Agreement {
   // Mine: 1 where this rank started its exchange before the agreement
   // (speculation.hpp); all: how many ranks did.
   int speculated = 0;
+  // Mine: 1 where this rank has no message to start (it sends and receives nothing
+  // but its own block), so it goes along with the ranks that started as well as
+  // with those that did not; all: how many such ranks there are.
+  int idle = 0;
 };
 
 // The record one rank contributes, 22 long longs; reduced field by field, sums

@@ -31,7 +31,9 @@ BeforeAgreement choose_before_agreement(Op op, const Exchange& ex, const Hints& 
   BeforeAgreement choice;
   if (hints.check_args || !fresh || !host_buffers(ex)) return choice;
   const ExchangeFacts& own = mine.facts;
-  const bool speculable = op == kAlltoall && !own.in_place && own.min_block == own.max_block &&
+  // An alltoallv's ranks have facts of their own, and may so decide differently
+  // (the cost is Speculation::abandon's); an alltoall's blocks have one size.
+  const bool speculable = !own.in_place && (op == kAlltoallv || own.min_block == own.max_block) &&
                           may_speculate(comm, own.max_block);
   const Algorithm* spread_out = find_algorithm("nonblocking", op);
   if (hints.asked && (hints.asked != spread_out || !speculable)) return choice;

@@ -21,10 +21,10 @@ struct Agreement;
 //   set, no tuning rule matching this rank's facts), its blocks, sent and received,
 //   are of at most kCarriedBlockLimit bytes, and the model prices the radix-2 Bruck
 //   exchange with its records below the other ways;
-// - `speculates`: an alltoall, not in place, starts the spread-out exchange before
-//   the agreement (speculation.hpp), where it was asked for (`nonblocking`) or,
-//   under `auto`, the model prices it, overlapped with the agreement, below the
-//   other ways.
+// - `speculates`: a call not in place, with blocks of fewer than kSpeculationTags
+//   bytes, starts the spread-out exchange before the agreement (speculation.hpp),
+//   where it was asked for (`nonblocking`) or, under `auto`, the model prices it,
+//   overlapped with the agreement, below the other ways.
 // Where ranks decide differently, the call goes on as after any agreement, correct
 // but without the saving (agree_carrying; Speculation::abandon).
 struct BeforeAgreement {

@@ -24,7 +24,6 @@ bool may_speculate(const MPIX_Comm_s* comm, long long block_bytes) {
 
 int Speculation::start(const Exchange& ex, MPIX_Comm_s* comm) {
   TimeScope exchanging(TimePhase::exchange);
-  ex_ = &ex;
   posted_.reserve(2 * (std::size_t)ex.size);
   requests_.reserve(2 * (std::size_t)ex.size);
   for (int send = 0; send < 2; ++send)
@@ -43,11 +42,11 @@ int Speculation::start(const Exchange& ex, MPIX_Comm_s* comm) {
   return MPIX_SUCCESS;
 }
 
-int Speculation::finish(MPIX_Comm_s* comm) {
+int Speculation::finish(const Exchange& ex, MPIX_Comm_s* comm) {
   TimeScope exchanging(TimePhase::exchange);
   MPIX_TRY(wait_all_progressing((int)requests_.size(), requests_.data(), comm->lib_comm));
   std::vector<char> staging;
-  return copy_block(ex_->send.block(ex_->rank), ex_->recv.block(ex_->rank), staging, comm->lib_comm);
+  return copy_block(ex.send.block(ex.rank), ex.recv.block(ex.rank), staging, comm->lib_comm);
 }
 
 int Speculation::abandon(MPIX_Comm_s* comm) {

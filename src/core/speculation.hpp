@@ -1,19 +1,23 @@
-// A blocking MPIX_Alltoall's direct exchange started before its agreement.
+// A blocking MPIX_Alltoall(v)'s direct exchange started before its agreement.
 //
 // Every blocking call agrees before it moves data, so that bad input fails on every
 // rank (agreement.hpp). Where the exchange is direct, the agreement's log P rounds
 // come on top of it: on 2 nodes of 32 at 1 KiB, 5 % of the call; on a network of
 // 10-20 us links, a third or more. An alltoall's facts are the same on every rank of
 // a valid call (one block size everywhere), so each rank can choose from its own what
-// the agreement would: where that is the spread-out exchange (`nonblocking`, all
-// receives and sends posted at once), the rank posts it before the agreement, whose
-// rounds then overlap its messages. The agreement counts the ranks that did
-// (Agreement::speculated). Where every rank did and the call is valid, the
-// exchange is the call: its receives and sends are waited for and the own block
-// copied.
+// the agreement would; an alltoallv's rank chooses from its own facts taken for every
+// rank's, which is near where the blocks are alike. Where that choice is the
+// spread-out exchange (`nonblocking`, all receives and sends posted at once), the
+// rank posts it before the agreement, whose rounds then overlap its messages. The
+// agreement counts the ranks that did (Agreement::speculated), and those with no
+// message to start (Agreement::idle: an alltoallv's rank that sends and receives
+// nothing goes along either way). Where every rank did or was idle and the call is
+// valid, the exchange is the call: its receives and sends are waited for and the
+// own block copied.
 //
 // Otherwise (some rank's arguments are bad, or its own facts chose otherwise:
-// contiguity may differ between ranks) every message any rank started is received
+// contiguity may differ between ranks, an alltoallv's blocks between them) every
+// message any rank started is received
 // exactly once, and none is ever longer than its receive: each goes under the tag
 // of its length (MPIX_Comm_s::speculation_tag_base + bytes), which only a receive
 // of that length was posted with. (A truncated receive is no safe way out:
@@ -53,9 +57,9 @@ class Speculation {
   int start(const Exchange& ex, MPIX_Comm_s* comm);
   // Whether any message was posted (a failed start may have posted some).
   bool started() const { return !posted_.empty(); }
-  // Every rank started and the call is valid: waits for the messages and copies
-  // the own block.
-  int finish(MPIX_Comm_s* comm);
+  // Every rank started, or had nothing to start (Agreement::idle), and the call is
+  // valid: waits for the messages and copies the own block of `ex`.
+  int finish(const Exchange& ex, MPIX_Comm_s* comm);
   // Otherwise, on every rank (some rank started: the agreement's count): completes
   // every message any rank started, as above. Returns an MPIX code of an MPI
   // failure.
@@ -67,7 +71,6 @@ class Speculation {
     bool send;
     long long bytes;
   };
-  const Exchange* ex_ = nullptr;
   std::vector<Posted> posted_;
   std::vector<MPI_Request> requests_;  // one per posted_
 };
