@@ -412,33 +412,34 @@ TEST_CASE("alltoallv: the spread-out exchange starts before the agreement", "[sp
     check(DenseCase{false, Distribution::uniform, bytes, "byte", Mode::blocking, false, 2, "", {}}, guard.comm);
 }
 
-// A rank that did not start the exchange (its own facts chose otherwise: here
-// forbidden): the others' messages are each received once, their receives from it
-// cancelled, and the call runs as after any agreement, with MPI's result.
-TEST_CASE("alltoall: a rank that starts nothing before the agreement", "[speculation]") {
+// A rank that did not start the exchange before the agreement, because its own
+// facts chose otherwise (here: told so), starts it after: nothing is abandoned.
+// A rank that could not start it at all (here: forbidden; in a program, a block of
+// 1 MiB or more, device buffers): the others' messages are each received once,
+// their receives from it cancelled, and the call runs as after any agreement. MPI's
+// result every time, alltoall and alltoallv.
+TEST_CASE("a rank that starts nothing before the agreement", "[speculation]") {
   const int size = harness::world_size(), rank = harness::world_rank();
   if (size < 2) return;
-  for (long long bytes : {64LL, 300000LL})
-    for (int quiet : {1, 0}) {
-      harness::Comm fresh;
-      fresh.comm->speculation = rank == quiet ? -1 : 1;
-      check(DenseCase{true, Distribution::constant, bytes, "byte", Mode::blocking, false, 1, "nonblocking", {}},
-            fresh.comm);
-      CHECK(fresh.comm->speculations_abandoned == 1);
-      CHECK(fresh.comm->speculations_finished == 0);
-      // Another call (the same one would run the plan the first made).
-      fresh.comm->speculation = 1;
-      check(DenseCase{true, Distribution::constant, bytes + 8, "byte", Mode::blocking, false, 1, "nonblocking", {}},
-            fresh.comm);
-      CHECK(fresh.comm->speculations_finished == 1);
-    }
-  // An alltoallv's rank whose own facts did not choose to start, beside ranks that
-  // did.
-  harness::Comm fresh;
-  fresh.comm->speculation = rank == size - 1 ? -1 : 1;
-  check(DenseCase{false, Distribution::uniform, 2000, "int", Mode::blocking, false, 1, "nonblocking", {}},
-        fresh.comm);
-  CHECK(fresh.comm->speculations_abandoned == 1);
+  for (int knob : {-1, -2})
+    for (bool alltoall : {true, false})
+      for (long long bytes : {64LL, 300000LL})
+        for (int quiet : {1, 0}) {
+          INFO((alltoall ? "alltoall" : "alltoallv") << ", blocks of " << bytes << " bytes, rank " << quiet
+                                                     << (knob == -1 ? " starts late" : " cannot start"));
+          harness::Comm fresh;
+          fresh.comm->speculation = rank == quiet ? knob : 1;
+          const Distribution dist = alltoall ? Distribution::constant : Distribution::uniform;
+          check(DenseCase{alltoall, dist, bytes, "byte", Mode::blocking, false, 1, "nonblocking", {}}, fresh.comm);
+          CHECK(fresh.comm->speculations_abandoned == (knob == -1 ? 0 : 1));
+          CHECK(fresh.comm->speculations_finished == (knob == -1 ? 1 : 0));
+          CHECK(fresh.comm->speculations_late == (knob == -1 && rank == quiet ? 1 : 0));
+          // Another call (the same one would run the plan the first made).
+          fresh.comm->speculation = 1;
+          check(DenseCase{alltoall, dist, bytes + 8, "byte", Mode::blocking, false, 1, "nonblocking", {}},
+                fresh.comm);
+          CHECK(fresh.comm->speculations_finished == (knob == -1 ? 2 : 1));
+        }
 }
 
 // Bad input where the exchange started before the agreement: every rank fails

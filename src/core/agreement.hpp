@@ -38,10 +38,10 @@ struct Agreement {
   // Mine: 1 where this rank started its exchange before the agreement
   // (speculation.hpp); all: how many ranks did.
   int speculated = 0;
-  // Mine: 1 where this rank has no message to start (it sends and receives nothing
-  // but its own block), so it goes along with the ranks that started as well as
-  // with those that did not; all: how many such ranks there are.
-  int idle = 0;
+  // Mine: 1 where this rank started, or could start its exchange after the
+  // agreement (it chose otherwise from its own facts, or has no message to start);
+  // all: how many ranks could. Where all could, the call is the started exchange.
+  int ready = 0;
 };
 
 // The record one rank contributes, 22 long longs; reduced field by field, sums

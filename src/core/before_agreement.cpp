@@ -1,6 +1,7 @@
 #include "before_agreement.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <string>
 
@@ -26,16 +27,58 @@ double speculative_seconds(const ExchangeFacts& f, const MachineProfile& profile
   return std::max(exchange, posting + agreement);
 }
 
+namespace {
+
+// 2^k nearest to `value` on a log scale (0 for 0): the edges lie at 2^(k + 1/2),
+// away from the powers of 2 that block sizes and their means tend to be.
+double nearest_power_of_2(double value) { return value > 0 ? std::exp2(std::round(std::log2(value))) : 0.0; }
+
+// An alltoallv's facts as every rank may guess them from its own blocks alike:
+// an alltoall of blocks of the mean size of this rank's non-empty blocks (sent and
+// received), a share of them non-empty, both rounded to powers of 2. Ranks whose
+// blocks are drawn alike (their means within a factor of about 1.4 of each other
+// and of the same power of 2) so decide alike whether to start their exchange
+// before the agreement; with each rank's exact facts taken for every rank's, a
+// few per cent between two ranks' totals split them where the model's choice
+// changes, and every rank then waits for the latest (Speculation's ready ranks).
+ExchangeFacts coarse_facts(const Exchange& ex, const ExchangeFacts& own, const Locality& locality) {
+  long long bytes = 0, blocks = 0;
+  for (int peer = 0; peer < ex.size; ++peer) {
+    if (peer == ex.rank) continue;
+    for (const long long b : {ex.send.block_bytes(peer), ex.recv.block_bytes(peer)}) {
+      bytes += b;
+      blocks += b > 0;
+    }
+  }
+  ExchangeFacts coarse = own;
+  coarse.max_block = blocks > 0 ? (long long)nearest_power_of_2((double)bytes / (double)blocks) : 0;
+  set_alltoall_sums(locality, &coarse);
+  const double nonempty = own.ranks > 1 ? std::min(1.0, nearest_power_of_2(blocks / (2.0 * (own.ranks - 1)))) : 1.0;
+  coarse.min_block = nonempty < 1.0 ? 0 : coarse.max_block;
+  coarse.total_bytes = (long long)(coarse.total_bytes * nonempty);
+  coarse.nonempty_blocks = (long long)(coarse.nonempty_blocks * nonempty);
+  coarse.intra_node_bytes = (long long)(coarse.intra_node_bytes * nonempty);
+  coarse.max_rank_send = coarse.max_rank_recv = coarse.total_bytes / std::max(1, own.ranks);
+  coarse.max_rank_messages = coarse.nonempty_blocks / std::max(1, own.ranks);
+  return coarse;
+}
+
+}  // namespace
+
 BeforeAgreement choose_before_agreement(Op op, const Exchange& ex, const Hints& hints, const Agreement& mine,
                                         bool fresh, MPIX_Comm_s* comm) {
   BeforeAgreement choice;
-  if (hints.check_args || !fresh || !host_buffers(ex)) return choice;
   const ExchangeFacts& own = mine.facts;
-  // An alltoallv's ranks have facts of their own, and may so decide differently
-  // (the cost is Speculation::abandon's); an alltoall's blocks have one size.
-  const bool speculable = !own.in_place && (op == kAlltoallv || own.min_block == own.max_block) &&
-                          may_speculate(comm, own.max_block);
   const Algorithm* spread_out = find_algorithm("nonblocking", op);
+  // Whether this rank could run the spread-out exchange under its tags, started
+  // before the agreement or, where other ranks did and it chose otherwise, after
+  // it (an alltoallv's ranks have facts of their own and may decide differently;
+  // an alltoall's blocks have one size). A rank with no message to start can too.
+  const bool tagged = own.max_block == 0 ? comm->speculation >= -1 : may_speculate(comm, own.max_block);
+  choice.ready = !hints.check_args && host_buffers(ex) && !own.in_place && tagged &&
+                 (op == kAlltoallv || own.min_block == own.max_block) && (!hints.asked || hints.asked == spread_out);
+  const bool speculable = choice.ready && own.max_block > 0 && comm->speculation >= 0;
+  if (hints.check_args || !fresh || !host_buffers(ex)) return choice;
   if (hints.asked && (hints.asked != spread_out || !speculable)) return choice;
   // The carried rounds hold the own block too (max_block leaves it out).
   const long long own_block = ex.send.block_bytes(ex.rank);
@@ -72,36 +115,57 @@ BeforeAgreement choose_before_agreement(Op op, const Exchange& ex, const Hints& 
     return choice;
   }
   const MachineProfile& profile = *hints.profile;
-  const Prediction best =
-      hints.asked ? predict_best(*spread_out, context.facts, hints.params, profile) : select_dense(op, context);
-  const double agreement = blocking_agreement_seconds(context.facts, profile, comm->lane_group);
-  const double separate = best.seconds + agreement;
-  const double carried = may_carry ? carried_seconds(context.facts, profile, comm->lane_group) : separate;
-  double speculative = separate;
-  if (speculable) {
-    const Prediction alone = hints.asked ? best : predict_best(*spread_out, context.facts, hints.params, profile);
-    if (alone.cost.valid) speculative = speculative_seconds(context.facts, profile, alone.seconds, agreement);
-  }
+  // The ways a call may go, priced on `facts`.
+  struct Prices {
+    Prediction best;  // the algorithm run after an agreement
+    double agreement = 0, separate = 0, speculative = 0;
+  };
+  auto price = [&](const ExchangeFacts& facts) {
+    Prices p;
+    context.facts = facts;
+    p.best = hints.asked ? predict_best(*spread_out, facts, hints.params, profile) : select_dense(op, context);
+    p.agreement = blocking_agreement_seconds(facts, profile, comm->lane_group);
+    p.separate = p.speculative = p.best.seconds + p.agreement;
+    if (speculable) {
+      const Prediction alone = hints.asked ? p.best : predict_best(*spread_out, facts, hints.params, profile);
+      if (alone.cost.valid) p.speculative = speculative_seconds(facts, profile, alone.seconds, p.agreement);
+    }
+    return p;
+  };
+  Prices prices = price(context.facts);
+  const double carried = may_carry ? carried_seconds(context.facts, profile, comm->lane_group) : prices.separate;
   // Carrying checks every rank's arguments before any block is written and leaves
   // nothing to clean up where ranks decide differently: it is kept unless starting
-  // the exchange before the agreement is predicted at least 10 % faster. And that
-  // must save half an agreement: the agreement's messages share the links with the
-  // exchange's, and arrive later than alone (on 2 nodes of 32 at 256 B, by 2.5 us).
-  choice.carries = may_carry && carried <= separate && carried <= 1.1 * speculative;
-  choice.speculates = !choice.carries && speculable &&
-                      (speculative + 0.5 * agreement <= separate || comm->speculation > 0);
+  // the exchange before the agreement is predicted at least 10 % faster.
+  choice.carries = may_carry && carried <= prices.separate && carried <= 1.1 * prices.speculative;
+  if (op == kAlltoallv && !hints.asked && speculable && !choice.carries)
+    prices = price(coarse_facts(ex, own, comm->locality));
+  // Starting must save a whole agreement: the exchange must outlast the messages'
+  // posting and the agreement after it, which is when the agreement hides inside
+  // it (then speculative + agreement = separate, where the best way is this
+  // exchange). Where it does not, the agreement's messages come out behind the
+  // exchange's and share its links: simulated on 2 nodes of 32, the call then took
+  // 0.7-4 us longer than the agreement and the exchange one after the other (the
+  // torus at 256 B, the dragonfly at 1 KiB, 50 GB/s links at 1 KiB; the cells and
+  // the rule's history are in docs/performance.md).
+  const double saving = prices.separate - prices.speculative - prices.agreement;
+  choice.speculates = !choice.carries && speculable && (saving >= -1e-9 * prices.separate || comm->speculation > 0);
   if (comm->rank == 0 && verbose_level() > 0) {
     std::string line;
     if (choice.carries || may_carry)
       line = format("[mpix]   rank 0 %s its blocks in the agreement: predicted %s, against %s for an "
                     "agreement and then %s (its own facts, each rank's taken for every rank's)\n",
                     choice.carries ? "carries" : "does not carry", microseconds(carried).c_str(),
-                    microseconds(separate).c_str(), best.algorithm->name);
+                    microseconds(prices.separate).c_str(), prices.best.algorithm->name);
     if (speculable)
       line += format("[mpix]   rank 0 %s nonblocking before the agreement: predicted %s, against %s for an "
-                     "agreement and then %s (its own facts, each rank's taken for every rank's)\n",
-                     choice.speculates ? "starts" : "does not start", microseconds(speculative).c_str(),
-                     microseconds(separate).c_str(), best.algorithm->name);
+                     "agreement of %s and then %s (%s)\n",
+                     choice.speculates ? "starts" : "does not start", microseconds(prices.speculative).c_str(),
+                     microseconds(prices.separate).c_str(), microseconds(prices.agreement).c_str(),
+                     prices.best.algorithm->name,
+                     op == kAlltoallv && !hints.asked && !choice.carries
+                         ? "its blocks' coarse view: mean and share of non-empty blocks rounded to powers of 2"
+                         : "its own facts, each rank's taken for every rank's");
     if (reports(comm, line)) std::fputs(line.c_str(), stderr);
   }
   return choice;

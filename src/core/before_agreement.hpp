@@ -27,8 +27,11 @@ struct Agreement;
 //   overlapped with the agreement, below the other ways.
 // Where ranks decide differently, the call goes on as after any agreement, correct
 // but without the saving (agree_carrying; Speculation::abandon).
+// - `ready`: it could run the spread-out exchange so, started after the agreement
+//   where other ranks started theirs before it and the call is valid (so ranks
+//   that decide differently need not undo what was started).
 struct BeforeAgreement {
-  bool carries = false, speculates = false;
+  bool carries = false, speculates = false, ready = false;
 };
 
 BeforeAgreement choose_before_agreement(Op op, const Exchange& ex, const Hints& hints, const Agreement& mine,

@@ -80,12 +80,14 @@ struct MPIX_Comm_s {
   // carried_agreement.hpp).
   int lane_group = 0;
   int lane_batch = mpix::kLaneBatch;  // lanes in flight per rank (the tests set fewer)
-  // Blocking alltoalls whose exchange started before the agreement (speculation.hpp):
-  // whether this rank starts it where the model says (0), never (-1) or wherever it
-  // may (1) (the tests), and how many calls the exchange so started completed or
-  // was abandoned (read by the tests).
+  // Blocking calls whose exchange started before the agreement (speculation.hpp):
+  // whether this rank starts it where the model says (0), only after the agreement
+  // where other ranks did (-1), never (-2) or wherever it may (1) (the tests), and
+  // how many calls the exchange so started completed (this rank having started
+  // late, after the agreement, in some of them) or was abandoned (read by the
+  // tests).
   int speculation = 0;
-  unsigned long long speculations_finished = 0, speculations_abandoned = 0;
+  unsigned long long speculations_finished = 0, speculations_late = 0, speculations_abandoned = 0;
   mpix::SddeStats sdde_stats;    // of the last SDDE call
   mpix::SddeWindow sdde_window;  // of the rma SDDE algorithm
   mpix::DirectCopy direct_copy;  // pids, CMA permission, CUDA IPC handles (ipc_hybrid)

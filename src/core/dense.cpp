@@ -226,13 +226,19 @@ int plan_dense(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm, Reusabl
       if (local_rc != MPIX_SUCCESS) local_message = MPIX_Last_error_message();
     }
     mine.speculated = before.speculates || speculation.started();
-    mine.idle = !mine.speculated && local_rc == MPIX_SUCCESS && !in_place && mine.facts.max_block == 0;
+    mine.ready = mine.speculated || (local_rc == MPIX_SUCCESS && before.ready);
     MPIX_TRY(agree_carrying(comm, mine, before.carries ? &context.exchange : nullptr, &all, &blocks_delivered, &carried));
     comm->blocking_choices[a.op == kAlltoall ? 0 : 1].carried = carried;
     if (all.speculated > 0) {
       const bool valid = !all.failed && all.algorithm != -2 && all.hints_hash != -2 && !all.counts_disagree &&
                          (a.op != kAlltoall || all.facts.min_block == all.facts.max_block);
-      if (valid && all.speculated + all.idle == comm->size) {
+      if (valid && all.ready == comm->size) {
+        // A rank that chose otherwise starts now: its peers' messages wait for it,
+        // which costs less than receiving them for nothing and exchanging again.
+        if (!mine.speculated) {
+          MPIX_TRY(speculation.start(context.exchange, comm));
+          ++comm->speculations_late;
+        }
         MPIX_TRY(speculation.finish(context.exchange, comm));
         blocks_delivered = speculated = true;
         ++comm->speculations_finished;

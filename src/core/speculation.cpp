@@ -19,7 +19,7 @@ int speculation_tag(const MPIX_Comm_s* comm, long long bytes) { return (int)(com
 }  // namespace
 
 bool may_speculate(const MPIX_Comm_s* comm, long long block_bytes) {
-  return comm->speculation >= 0 && comm->speculation_tag_base >= 0 && block_bytes > 0 && block_bytes < kSpeculationTags;
+  return comm->speculation >= -1 && comm->speculation_tag_base >= 0 && block_bytes > 0 && block_bytes < kSpeculationTags;
 }
 
 int Speculation::start(const Exchange& ex, MPIX_Comm_s* comm) {

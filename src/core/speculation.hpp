@@ -9,28 +9,30 @@
 // rank's, which is near where the blocks are alike. Where that choice is the
 // spread-out exchange (`nonblocking`, all receives and sends posted at once), the
 // rank posts it before the agreement, whose rounds then overlap its messages. The
-// agreement counts the ranks that did (Agreement::speculated), and those with no
-// message to start (Agreement::idle: an alltoallv's rank that sends and receives
-// nothing goes along either way). Where every rank did or was idle and the call is
-// valid, the exchange is the call: its receives and sends are waited for and the
-// own block copied.
+// agreement counts the ranks that did (Agreement::speculated), and those that
+// could have (Agreement::ready: their own facts chose otherwise, or they have no
+// message to start). Where every rank could and the call is valid, the exchange
+// is the call: the ranks that did not start it start it now, after the agreement
+// (their peers' messages wait for them), and its receives and sends are waited
+// for and the own block copied. So ranks whose own facts decide differently (an
+// alltoallv's, near where the model's choice changes) pay no cleanup.
 //
-// Otherwise (some rank's arguments are bad, or its own facts chose otherwise:
-// contiguity may differ between ranks, an alltoallv's blocks between them) every
-// message any rank started is received
-// exactly once, and none is ever longer than its receive: each goes under the tag
-// of its length (MPIX_Comm_s::speculation_tag_base + bytes), which only a receive
-// of that length was posted with. (A truncated receive is no safe way out:
-// Open MPI 4.1's shared-memory transport writes a longer message past the end of
-// the receive buffer.) An alltoall of the bytes each rank sent each other rank
-// tells each receiver which of its receives will be matched (the others are
-// cancelled) and which messages no receive of its own matches (received into
-// scratch of their length), and a barrier keeps every rank in the call until
-// every rank's dead receives are cancelled. Nothing stays in flight, and the call
-// goes on as after any agreement: it fails on every rank, or runs the agreed plan,
-// which rewrites every receive block. Only that path pays the alltoall, the
-// cancels, the scratch and the barrier. An erroneous call may so have written its receive blocks, which MPI
-// leaves undefined after an error; never past them.
+// Otherwise (some rank's arguments are bad, or it could not start: a block of
+// 1 MiB or more, in place, device buffers, another algorithm named) every message
+// any rank started is received exactly once, and none is ever longer than its
+// receive: each goes under the tag of its length (MPIX_Comm_s::speculation_tag_base
+// + bytes), which only a receive of that length was posted with. (A truncated
+// receive is no safe way out: Open MPI 4.1's shared-memory transport writes a
+// longer message past the end of the receive buffer.) An alltoall of the bytes
+// each rank sent each other rank tells each receiver which of its receives will be
+// matched (the others are cancelled) and which messages no receive of its own
+// matches (received into scratch of their length), and a barrier keeps every rank
+// in the call until every rank's dead receives are cancelled. Nothing stays in
+// flight, and the call goes on as after any agreement: it fails on every rank, or
+// runs the agreed plan, which rewrites every receive block. Only that path pays
+// the alltoall, the cancels, the scratch and the barrier. An erroneous call may so
+// have written its receive blocks, which MPI leaves undefined after an error;
+// never past them.
 #pragma once
 #include <mpi.h>
 
@@ -57,8 +59,8 @@ class Speculation {
   int start(const Exchange& ex, MPIX_Comm_s* comm);
   // Whether any message was posted (a failed start may have posted some).
   bool started() const { return !posted_.empty(); }
-  // Every rank started, or had nothing to start (Agreement::idle), and the call is
-  // valid: waits for the messages and copies the own block of `ex`.
+  // Every rank started, or could (Agreement::ready: it calls start first), and
+  // the call is valid: waits for the messages and copies the own block of `ex`.
   int finish(const Exchange& ex, MPIX_Comm_s* comm);
   // Otherwise, on every rank (some rank started: the agreement's count): completes
   // every message any rank started, as above. Returns an MPIX code of an MPI
