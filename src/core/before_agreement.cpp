@@ -138,8 +138,7 @@ BeforeAgreement choose_before_agreement(Op op, const Exchange& ex, const Hints& 
   // nothing to clean up where ranks decide differently: it is kept unless starting
   // the exchange before the agreement is predicted at least 10 % faster.
   choice.carries = may_carry && carried <= prices.separate && carried <= 1.1 * prices.speculative;
-  if (op == kAlltoallv && !hints.asked && speculable && !choice.carries)
-    prices = price(coarse_facts(ex, own, comm->locality));
+  if (op == kAlltoallv && speculable && !choice.carries) prices = price(coarse_facts(ex, own, comm->locality));
   // Starting must save a whole agreement: the exchange must outlast the messages'
   // posting and the agreement after it, which is when the agreement hides inside
   // it (then speculative + agreement = separate, where the best way is this
@@ -163,7 +162,7 @@ BeforeAgreement choose_before_agreement(Op op, const Exchange& ex, const Hints& 
                      choice.speculates ? "starts" : "does not start", microseconds(prices.speculative).c_str(),
                      microseconds(prices.separate).c_str(), microseconds(prices.agreement).c_str(),
                      prices.best.algorithm->name,
-                     op == kAlltoallv && !hints.asked && !choice.carries
+                     op == kAlltoallv && !choice.carries
                          ? "its blocks' coarse view: mean and share of non-empty blocks rounded to powers of 2"
                          : "its own facts, each rank's taken for every rank's");
     if (reports(comm, line)) std::fputs(line.c_str(), stderr);
