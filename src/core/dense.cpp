@@ -310,7 +310,10 @@ int plan_dense(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm, Reusabl
     choice.carried_blocks = !speculated;
     if (verbose)
       report(comm, a.name, *find_algorithm(carrier, a.op), params,
-             speculated ? "the exchange started before the agreement, which found the call valid on every rank"
+             speculated ? (hints.asked ? "the exchange started before the agreement, which found the call valid on "
+                                         "every rank"
+                                       : "auto: the exchange started before the agreement, which found the call "
+                                         "valid on every rank")
                         : "auto: the agreement's rounds carried the blocks",
              context.facts, {});
     // The call is done. Where every rank keeps plans (agreed: making one may take
