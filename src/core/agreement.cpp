@@ -30,7 +30,7 @@ enum Field : int {
   kBeyondInt,
   kNotCarrying,  // carried agreement (carried_agreement.hpp): this rank sent no blocks
   kSpeculated,   // sum: 2^32 x the ranks that started their exchange before the agreement
-                 // (speculation.hpp) + the ranks that could (Agreement::ready)
+                 // (speculation.hpp) + the ranks that could not (Agreement::unready)
   kFieldCount
 };
 static_assert(kFieldCount * sizeof(long long) == kRecordBytes, "agreement.hpp's kRecordBytes");
@@ -131,7 +131,7 @@ void encode_record(const Agreement& mine, bool carrying, long long* record) {
   record[kCannotKeep] = !mine.keeps;
   record[kBeyondInt] = !f.int_counts;
   record[kNotCarrying] = !carrying;
-  record[kSpeculated] = ((long long)mine.speculated << 32) + mine.ready;
+  record[kSpeculated] = ((long long)mine.speculated << 32) + mine.unready;
 }
 
 void combine_records(const long long* in, long long* inout) {
@@ -161,7 +161,7 @@ void decode_record(const long long* agreed, const Agreement& mine, Agreement* al
   all->keeps = agreed[kCannotKeep] == 0;
   all->carried = agreed[kNotCarrying] == 0;
   all->speculated = (int)(agreed[kSpeculated] >> 32);
-  all->ready = (int)(agreed[kSpeculated] & 0xffffffffLL);
+  all->unready = (int)(agreed[kSpeculated] & 0xffffffffLL);
 }
 
 namespace {

@@ -38,10 +38,12 @@ struct Agreement {
   // Mine: 1 where this rank started its exchange before the agreement
   // (speculation.hpp); all: how many ranks did.
   int speculated = 0;
-  // Mine: 1 where this rank started, or could start its exchange after the
-  // agreement (it chose otherwise from its own facts, or has no message to start);
-  // all: how many ranks could. Where all could, the call is the started exchange.
-  int ready = 0;
+  // Mine: 1 where this rank neither started nor could start its exchange after the
+  // agreement (as it could where it chose otherwise from its own facts, or has no
+  // message to start); all: how many such ranks there are. Where there is none,
+  // the call is the started exchange. Counted this way round, the field is 0, and
+  // takes no byte of the packed record, in every call where no rank starts early.
+  int unready = 0;
 };
 
 // The record one rank contributes, 22 long longs; reduced field by field, sums

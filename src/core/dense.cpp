@@ -226,13 +226,13 @@ int plan_dense(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm, Reusabl
       if (local_rc != MPIX_SUCCESS) local_message = MPIX_Last_error_message();
     }
     mine.speculated = before.speculates || speculation.started();
-    mine.ready = mine.speculated || (local_rc == MPIX_SUCCESS && before.ready);
+    mine.unready = !mine.speculated && !(local_rc == MPIX_SUCCESS && before.ready);
     MPIX_TRY(agree_carrying(comm, mine, before.carries ? &context.exchange : nullptr, &all, &blocks_delivered, &carried));
     comm->blocking_choices[a.op == kAlltoall ? 0 : 1].carried = carried;
     if (all.speculated > 0) {
       const bool valid = !all.failed && all.algorithm != -2 && all.hints_hash != -2 && !all.counts_disagree &&
                          (a.op != kAlltoall || all.facts.min_block == all.facts.max_block);
-      if (valid && all.ready == comm->size) {
+      if (valid && all.unready == 0) {
         // A rank that chose otherwise starts now: its peers' messages wait for it,
         // which costs less than receiving them for nothing and exchanging again.
         if (!mine.speculated) {

@@ -10,8 +10,9 @@
 // spread-out exchange (`nonblocking`, all receives and sends posted at once), the
 // rank posts it before the agreement, whose rounds then overlap its messages. The
 // agreement counts the ranks that did (Agreement::speculated), and those that
-// could have (Agreement::ready: their own facts chose otherwise, or they have no
-// message to start). Where every rank could and the call is valid, the exchange
+// could not have (Agreement::unready; a rank could where its own facts chose
+// otherwise, or it has no message to start). Where every rank could and the call
+// is valid, the exchange
 // is the call: the ranks that did not start it start it now, after the agreement
 // (their peers' messages wait for them), and its receives and sends are waited
 // for and the own block copied. So ranks whose own facts decide differently (an
@@ -59,8 +60,9 @@ class Speculation {
   int start(const Exchange& ex, MPIX_Comm_s* comm);
   // Whether any message was posted (a failed start may have posted some).
   bool started() const { return !posted_.empty(); }
-  // Every rank started, or could (Agreement::ready: it calls start first), and
-  // the call is valid: waits for the messages and copies the own block of `ex`.
+  // Every rank started, or could (none is Agreement::unready: such a rank calls
+  // start first), and the call is valid: waits for the messages and copies the own
+  // block of `ex`.
   int finish(const Exchange& ex, MPIX_Comm_s* comm);
   // Otherwise, on every rank (some rank started: the agreement's count): completes
   // every message any rank started, as above. Returns an MPIX code of an MPI
