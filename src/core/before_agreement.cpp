@@ -40,7 +40,8 @@ double nearest_power_of_2(double value) { return value > 0 ? std::exp2(std::roun
 // and of the same power of 2) so decide alike whether to start their exchange
 // before the agreement; with each rank's exact facts taken for every rank's, a
 // few per cent between two ranks' totals split them where the model's choice
-// changes, and every rank then waits for the latest (Speculation's ready ranks).
+// changes, and every rank then waits for the ranks that start only after the
+// agreement (Agreement::unready).
 ExchangeFacts coarse_facts(const Exchange& ex, const ExchangeFacts& own, const Locality& locality) {
   long long bytes = 0, blocks = 0;
   for (int peer = 0; peer < ex.size; ++peer) {

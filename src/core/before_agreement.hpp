@@ -24,12 +24,12 @@ struct Agreement;
 // - `speculates`: a call not in place, with blocks of fewer than kSpeculationTags
 //   bytes, starts the spread-out exchange before the agreement (speculation.hpp),
 //   where it was asked for (`nonblocking`) or, under `auto`, the model prices it,
-//   overlapped with the agreement, below the other ways.
-// Where ranks decide differently, the call goes on as after any agreement, correct
-// but without the saving (agree_carrying; Speculation::abandon).
+//   overlapped with the agreement, below the other ways;
 // - `ready`: it could run the spread-out exchange so, started after the agreement
 //   where other ranks started theirs before it and the call is valid (so ranks
 //   that decide differently need not undo what was started).
+// Where ranks decide differently otherwise, the call goes on as after any
+// agreement, correct but without the saving (agree_carrying; Speculation::abandon).
 struct BeforeAgreement {
   bool carries = false, speculates = false, ready = false;
 };
