@@ -225,7 +225,7 @@ int plan_dense(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm, Reusabl
       local_rc = mine.failed = speculation.start(context.exchange, comm);
       if (local_rc != MPIX_SUCCESS) local_message = MPIX_Last_error_message();
     }
-    mine.speculated = before.speculates || speculation.started();
+    mine.speculated = before.speculates;  // started, or failed while starting (then mine.failed)
     mine.unready = !mine.speculated && !(local_rc == MPIX_SUCCESS && before.ready);
     MPIX_TRY(agree_carrying(comm, mine, before.carries ? &context.exchange : nullptr, &all, &blocks_delivered, &carried));
     comm->blocking_choices[a.op == kAlltoall ? 0 : 1].carried = carried;
