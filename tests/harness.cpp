@@ -96,7 +96,7 @@ Info::Info(std::initializer_list<std::pair<const char*, std::string>> pairs) {
 
 void Info::set(const char* key, const std::string& value) {
   if (MPIX_Info_set(info, key, value.c_str()) != MPIX_SUCCESS)
-    throw std::invalid_argument(std::string("MPIX_Info_set: ") + MPIX_Last_error_message());
+    throw std::invalid_argument(MPIX_Last_error_message());  // "MPIX_Info_set: ..."
 }
 
 Info::~Info() {

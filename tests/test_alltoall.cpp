@@ -442,6 +442,45 @@ TEST_CASE("a rank that starts nothing before the agreement", "[speculation]") {
         }
 }
 
+// mpix_early_start: `true` starts the exchange before the agreement under `auto`
+// wherever the call can (here where the model would carry the blocks or run
+// another algorithm), `false` never starts it; a value that is neither fails on
+// every rank with the key's name.
+TEST_CASE("mpix_early_start: true starts wherever it can, false never", "[speculation]") {
+  const int size = harness::world_size();
+  if (size < 2) return;
+  for (bool alltoall : {true, false})
+    for (long long bytes : {16LL, 1024LL, 70000LL}) {
+      INFO((alltoall ? "alltoall" : "alltoallv") << ", blocks of up to " << bytes << " bytes");
+      const Distribution dist = alltoall ? Distribution::constant : Distribution::uniform;
+      bool any_message = false;  // uniform blocks of up to 16 bytes may all be empty
+      for (int source = 0; source < size; ++source)
+        for (int dest = 0; dest < size; ++dest)
+          any_message = any_message ||
+                        (source != dest && mpix::workload::block_bytes(dist, bytes, source, dest, size, 12345) >= 4);
+      harness::Comm early;
+      check(DenseCase{alltoall, dist, bytes, "int", Mode::blocking, false, 1, "", {{"mpix_early_start", "true"}}},
+            early.comm);
+      CHECK(early.comm->speculations_finished == (any_message ? 1 : 0));
+      harness::Comm never;
+      for (const char* value : {"false", "OFF"})
+        check(DenseCase{alltoall, dist, bytes, "int", Mode::blocking, false, 1, "nonblocking",
+                        {{"mpix_early_start", value}}},
+              never.comm);
+      CHECK(never.comm->speculations_finished + never.comm->speculations_late + never.comm->speculations_abandoned ==
+            0);
+    }
+  harness::Comm guard;
+  std::vector<int> send((std::size_t)size, 1), recv((std::size_t)size, 0);
+  harness::Info bad;
+  CHECK(MPIX_Info_set(bad.info, "mpix_early_start", "sometimes") == MPIX_ERR_INFO_VALUE);
+  CHECK(harness::message_has("mpix_early_start=sometimes: expected true, false or auto"));
+  setenv("MPIX_EARLY_START", "2", 1);
+  CHECK(MPIX_Alltoall(send.data(), 1, MPI_INT, recv.data(), 1, MPI_INT, nullptr, guard.comm) == MPIX_ERR_INFO_VALUE);
+  CHECK(harness::message_has("MPIX_EARLY_START (environment)=2: expected true, false or auto"));
+  unsetenv("MPIX_EARLY_START");
+}
+
 // Bad input where the exchange started before the agreement: every rank fails
 // with the agreement's reason, no byte lands past the receive buffer, nothing
 // stays in flight (the next call, on the same tags, is right).

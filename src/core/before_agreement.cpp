@@ -75,10 +75,12 @@ BeforeAgreement choose_before_agreement(Op op, const Exchange& ex, const Hints& 
   // before the agreement or, where other ranks did and it chose otherwise, after
   // it (an alltoallv's ranks have facts of their own and may decide differently;
   // an alltoall's blocks have one size). A rank with no message to start can too.
-  const bool tagged = own.max_block == 0 ? comm->speculation >= -1 : may_speculate(comm, own.max_block);
+  // The tests' knob (MPIX_Comm_s::speculation) overrides mpix_early_start.
+  const int early_start = comm->speculation != 0 ? comm->speculation : hints.early_start;
+  const bool tagged = own.max_block == 0 ? early_start >= -1 : may_speculate(comm, own.max_block);
   choice.ready = !hints.check_args && host_buffers(ex) && !own.in_place && tagged &&
                  (op == kAlltoallv || own.min_block == own.max_block) && (!hints.asked || hints.asked == spread_out);
-  const bool speculable = choice.ready && own.max_block > 0 && comm->speculation >= 0;
+  const bool speculable = choice.ready && own.max_block > 0 && early_start >= 0;
   if (hints.check_args || !fresh || !host_buffers(ex)) return choice;
   if (hints.asked && (hints.asked != spread_out || !speculable)) return choice;
   // The carried rounds hold the own block too (max_block leaves it out).
@@ -137,8 +139,10 @@ BeforeAgreement choose_before_agreement(Op op, const Exchange& ex, const Hints& 
   const double carried = may_carry ? carried_seconds(context.facts, profile, comm->lane_group) : prices.separate;
   // Carrying checks every rank's arguments before any block is written and leaves
   // nothing to clean up where ranks decide differently: it is kept unless starting
-  // the exchange before the agreement is predicted at least 10 % faster.
-  choice.carries = may_carry && carried <= prices.separate && carried <= 1.1 * prices.speculative;
+  // the exchange before the agreement is predicted at least 10 % faster, or
+  // mpix_early_start=true asks for that start.
+  choice.carries = may_carry && !(speculable && early_start > 0) && carried <= prices.separate &&
+                   carried <= 1.1 * prices.speculative;
   if (op == kAlltoallv && speculable && !choice.carries) prices = price(coarse_facts(ex, own, comm->locality));
   // Starting must save a whole agreement: the exchange must outlast the messages'
   // posting and the agreement after it, which is when the agreement hides inside
@@ -149,7 +153,7 @@ BeforeAgreement choose_before_agreement(Op op, const Exchange& ex, const Hints& 
   // torus at 256 B, the dragonfly at 1 KiB, 50 GB/s links at 1 KiB; the cells and
   // the rule's history are in docs/performance.md).
   const double saving = prices.separate - prices.speculative - prices.agreement;
-  choice.speculates = !choice.carries && speculable && (saving >= -1e-9 * prices.separate || comm->speculation > 0);
+  choice.speculates = !choice.carries && speculable && (saving >= -1e-9 * prices.separate || early_start > 0);
   if (comm->rank == 0 && verbose_level() > 0) {
     std::string line;
     if (choice.carries || may_carry)
@@ -159,13 +163,14 @@ BeforeAgreement choose_before_agreement(Op op, const Exchange& ex, const Hints& 
                     microseconds(prices.separate).c_str(), prices.best.algorithm->name);
     if (speculable)
       line += format("[mpix]   rank 0 %s nonblocking before the agreement: predicted %s, against %s for an "
-                     "agreement of %s and then %s (%s)\n",
+                     "agreement of %s and then %s (%s%s)\n",
                      choice.speculates ? "starts" : "does not start", microseconds(prices.speculative).c_str(),
                      microseconds(prices.separate).c_str(), microseconds(prices.agreement).c_str(),
                      prices.best.algorithm->name,
                      op == kAlltoallv && !choice.carries
                          ? "its blocks' coarse view: mean and share of non-empty blocks rounded to powers of 2"
-                         : "its own facts, each rank's taken for every rank's");
+                         : "its own facts, each rank's taken for every rank's",
+                     early_start > 0 ? "; mpix_early_start=true: it starts wherever it can" : "");
     if (reports(comm, line)) std::fputs(line.c_str(), stderr);
   }
   return choice;

@@ -256,6 +256,7 @@ int check_local(const DenseArgs& a, const MPIX_Info* info, MPIX_Comm_s* comm, Ex
   }
   MPIX_TRY(resolve_profile(info, comm, hints));
   MPIX_TRY(boolean_hint(info, "mpix_check_args", &hints->check_args));
+  MPIX_TRY(boolean_auto_hint(info, "mpix_early_start", &hints->early_start));
   return boolean_hint(info, "mpix_plan_reuse", &hints->plan_reuse);
 }
 

@@ -36,6 +36,10 @@ struct Hints {
   const TuningTable* tuning = nullptr;  // auto with a tuning file
   const MachineProfile* profile = nullptr;
   bool plan_reuse = true;  // mpix_plan_reuse: a blocking call may run its previous plan again
+  // mpix_early_start: 1 a blocking call starts its spread-out exchange before the
+  // agreement wherever it can, -1 never (it may still start after it, where other
+  // ranks started before it), 0 where the model says it pays (before_agreement.hpp).
+  int early_start = 0;
 };
 
 // Local checks; fills the exchange and the hints. Everything that can fail on one

@@ -35,6 +35,7 @@ const std::vector<KeySpec>& info_keys() {
       {"mpix_machine_file", KeyKind::path, 0},
       {"mpix_check_args", KeyKind::boolean, 0},
       {"mpix_plan_reuse", KeyKind::boolean, 0},
+      {"mpix_early_start", KeyKind::boolean_auto, 0},
       {"mpix_recv_counts_known", KeyKind::boolean, 0},
       {"mpix_cuda_aware", KeyKind::boolean, 0},
       {"mpix_locality", KeyKind::locality, 0},
@@ -86,6 +87,16 @@ int boolean_hint(const MPIX_Info* info, const char* key, bool* value, std::strin
   MPIX_TRY(check_value(*find_key(key), text, source));
   parse_boolean(text, value);
   if (setting) *setting = source + "=" + text;
+  return MPIX_SUCCESS;
+}
+
+int boolean_auto_hint(const MPIX_Info* info, const char* key, int* value) {
+  std::string text, source;
+  *value = 0;
+  if (!lookup(info, key, &text, &source)) return MPIX_SUCCESS;
+  MPIX_TRY(check_value(*find_key(key), text, source));
+  bool on = false;
+  if (text != "auto" && parse_boolean(text, &on)) *value = on ? 1 : -1;
   return MPIX_SUCCESS;
 }
 
@@ -189,6 +200,11 @@ int check_value(const KeySpec& spec, const std::string& value, const std::string
       bool flag = false;
       if (parse_boolean(value, &flag)) return MPIX_SUCCESS;
       return bad_value(source, value, "expected true or false (or 1/0, yes/no, on/off)");
+    }
+    case KeyKind::boolean_auto: {
+      bool flag = false;
+      if (value == "auto" || parse_boolean(value, &flag)) return MPIX_SUCCESS;
+      return bad_value(source, value, "expected true, false or auto (or 1/0, yes/no, on/off)");
     }
     case KeyKind::locality:
       if (value == "node" || value == "region") return MPIX_SUCCESS;

@@ -31,6 +31,7 @@ enum class KeyKind {
   seed,         // any integer
   path,         // a non-empty file name
   boolean,      // true or false
+  boolean_auto, // true, false or auto
   locality,     // node or region
 };
 
@@ -80,6 +81,8 @@ bool parse_boolean(const std::string& text, bool* value);
 // is where neither sets it. Ranks compare what it parsed to, so "1" and "true" agree.
 // `setting`, if given, gets "source=value" as messages quote it, or "" where unset.
 int boolean_hint(const MPIX_Info* info, const char* key, bool* value, std::string* setting = nullptr);
+// A true/false/auto key: 1 for true, -1 for false, 0 for auto or unset.
+int boolean_auto_hint(const MPIX_Info* info, const char* key, int* value);
 
 // MPIX_VERBOSE: unset, empty, 0, false, no or off: 0 (quiet); 2 or more: 2 (every
 // call); any other value: 1 (each distinct decision once per communicator).
