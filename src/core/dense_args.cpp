@@ -107,33 +107,47 @@ int check_side(const DenseArgs& a, bool send, int size, MPI_Comm lib_comm, Buffe
   return MPIX_SUCCESS;
 }
 
+// A block of one side of a call, as addresses (MPI_BOTTOM's blocks are absolute).
+struct Piece {
+  std::intptr_t lo, hi;
+  int peer;
+  bool sent;
+};
+
+std::intptr_t address(const BufferSide& side, MPI_Aint offset) { return (std::intptr_t)side.buf + offset; }
+
+// The non-empty blocks of `side`, or false where one is not contiguous: blocks of
+// derived types with holes may interleave legally (the even elements sent, the odd
+// received), so only contiguous ones are compared.
+bool add_pieces(const BufferSide& side, bool sent, std::vector<Piece>* pieces) {
+  for (int i = 0; i < (int)side.counts.size(); ++i) {
+    if (side.block_bytes(i) == 0) continue;
+    if (!side.layout.contiguous(side.counts[i])) return false;
+    const std::intptr_t lo = address(side, side.displs[i] * side.layout.extent + side.layout.true_lb);
+    pieces->push_back(Piece{lo, lo + (std::intptr_t)side.block_bytes(i), i, sent});
+  }
+  return true;
+}
+
+void sort_pieces(std::vector<Piece>* pieces) {
+  const auto by_start = [](const Piece& x, const Piece& y) { return x.lo < y.lo; };
+  if (!std::is_sorted(pieces->begin(), pieces->end(), by_start))  // rank order mostly is
+    std::sort(pieces->begin(), pieces->end(), by_start);
+}
+
 // MPI's send and receive buffers share no byte (only MPI_IN_PLACE exchanges in
 // place): an algorithm would send bytes it had already overwritten. MPICH refuses
 // the same pointer alone; the byte spans of the two sides are compared here (O(P),
-// on a call that plans), and where they meet, block against block. Blocks of
-// derived types with holes may interleave legally (the even elements sent, the odd
-// received), so blocks are compared only where every one is contiguous.
+// on a call that plans), and where they meet, block against block, where every
+// one is contiguous.
 int check_disjoint(const char* name, const BufferSide& send, const BufferSide& recv) {
   MPI_Aint send_lo = 0, send_hi = 0, recv_lo = 0, recv_hi = 0;
   if (!send.byte_span(&send_lo, &send_hi) || !recv.byte_span(&recv_lo, &recv_hi)) return MPIX_SUCCESS;
-  // Addresses, as MPI_BOTTOM's blocks are absolute.
-  const auto address = [](const BufferSide& side, MPI_Aint offset) { return (std::intptr_t)side.buf + offset; };
   if (address(send, send_hi) <= address(recv, recv_lo) || address(recv, recv_hi) <= address(send, send_lo))
     return MPIX_SUCCESS;
-  struct Piece {
-    std::intptr_t lo, hi;
-    int peer;
-    bool sent;
-  };
   std::vector<Piece> pieces;
-  for (const BufferSide* side : {&send, &recv})
-    for (int i = 0; i < (int)side->counts.size(); ++i) {
-      if (side->block_bytes(i) == 0) continue;
-      if (!side->layout.contiguous(side->counts[i])) return MPIX_SUCCESS;
-      const std::intptr_t lo = address(*side, side->displs[i] * side->layout.extent + side->layout.true_lb);
-      pieces.push_back(Piece{lo, lo + (std::intptr_t)side->block_bytes(i), i, side == &send});
-    }
-  std::sort(pieces.begin(), pieces.end(), [](const Piece& x, const Piece& y) { return x.lo < y.lo; });
+  if (!add_pieces(send, true, &pieces) || !add_pieces(recv, false, &pieces)) return MPIX_SUCCESS;
+  sort_pieces(&pieces);
   // Sweeping by start: a piece that starts below the end of the other side's
   // furthest-reaching piece so far shares bytes with it.
   const Piece* furthest[2] = {nullptr, nullptr};
@@ -148,6 +162,26 @@ int check_disjoint(const char* name, const BufferSide& send, const BufferSide& r
                             name, sent.peer, received.peer));
     }
     if (!furthest[piece.sent] || piece.hi > furthest[piece.sent]->hi) furthest[piece.sent] = &piece;
+  }
+  return MPIX_SUCCESS;
+}
+
+// MPI writes no location twice: receive blocks that share bytes are erroneous.
+// MPI libraries do not check it (the last block written wins, or a mix); checked
+// under mpix_check_args only, so that a program they run runs under mpix (and its
+// interposer) too. O(P) where the blocks lie in rank order, O(P log P) otherwise.
+int check_receive_blocks(const char* name, const BufferSide& recv) {
+  std::vector<Piece> pieces;
+  if (!add_pieces(recv, false, &pieces)) return MPIX_SUCCESS;
+  sort_pieces(&pieces);
+  const Piece* furthest = nullptr;
+  for (const Piece& piece : pieces) {
+    if (furthest && furthest->hi > piece.lo)
+      return fail_as(MPI_ERR_BUFFER, MPIX_ERR_ARG,
+                     format("%s: the blocks received from rank %d and from rank %d share bytes (MPI writes no "
+                            "location twice; mpix_check_args=true)",
+                            name, std::min(furthest->peer, piece.peer), std::max(furthest->peer, piece.peer)));
+    if (!furthest || piece.hi > furthest->hi) furthest = &piece;
   }
   return MPIX_SUCCESS;
 }
@@ -256,6 +290,7 @@ int check_local(const DenseArgs& a, const MPIX_Info* info, MPIX_Comm_s* comm, Ex
   }
   MPIX_TRY(resolve_profile(info, comm, hints));
   MPIX_TRY(boolean_hint(info, "mpix_check_args", &hints->check_args));
+  if (hints->check_args) MPIX_TRY(check_receive_blocks(a.name, ex->recv));
   MPIX_TRY(boolean_auto_hint(info, "mpix_early_start", &hints->early_start));
   return boolean_hint(info, "mpix_plan_reuse", &hints->plan_reuse);
 }
