@@ -14,7 +14,8 @@
 - the peers (peer:NAME, plain MPI in mpix-bench) give MPI's result, and a peer's floor is
   its messages x o; SMPI's own (smpi:NAME) are run as plain calls too;
 - MPIX_BREAKDOWN=1 adds the time per phase, which adds up to no more than the call's time;
-- auto's row is named after its blocking call's choice, which its persistent column runs too.
+- auto's row is named after its blocking call's choice, which its persistent column runs too;
+- the machine file bench/simulate writes loads, with what SMPI does not charge at 0.
 Standard library only; prints "N passed, N failed".
 """
 import csv
@@ -460,10 +461,33 @@ def test_selector_rows_are_plain_calls():
     check("reported as smpi:mpich", job.variants() == [("smpi:mpich", "-")], job.variants())
 
 
+def test_machine_file():
+    """The machine file bench/simulate passes to auto loads in mpix and leaves at 0 what
+    SMPI does not charge (docs/tuning.md): loopback copies, collective overheads, matching."""
+    plat = simulate.load_platform("fattree")
+    machines = sys.modules[simulate.load_platform.__module__]  # bench/simulate_machine.py
+    with tempfile.TemporaryDirectory() as workdir:
+        path = machines.machine_file(plat, 64, 32, 1.0, workdir)
+        values = dict(line.split(" = ") for line in open(path).read().splitlines() if " = " in line)
+        for key in ("intra_copies", "collective_overhead", "match_cost"):
+            check("the machine file sets %s = 0" % key, values.get(key) == "0", values.get(key))
+        out, rows = run_bench(["--algorithms", "auto", "--sizes", "16", "--check"], env={"MPIX_MACHINE_FILE": path})
+        auto = [r for r in rows if r["algorithm"].startswith("auto")]
+        check("auto runs under the machine file", out.returncode == 0 and [r["check"] for r in auto] == ["ok"],
+              out.stderr[-500:] or rows)
+        with open(path, "a") as f:
+            f.write("match_costs = 0\n")
+        out, rows = run_bench(["--algorithms", "auto", "--sizes", "16"], env={"MPIX_MACHINE_FILE": path})
+        errors = [r["error"] for r in rows]
+        check("a key mpix does not read fails every call, naming the file and the line",
+              len(errors) == 2 and all("machine file %s:%d: unknown key 'match_costs'" % (path, len(values) + 2) in e
+                                       for e in errors), errors or out.stderr[-500:])
+
+
 for test in (test_selector_rows_are_plain_calls, test_lower_bound, test_workload_against_mpix_bench, test_resume_keys, test_plans, test_report, test_peers,
              test_breakdown, test_floors, test_auto_row, test_only_sizes, test_only_algorithms, test_timeout_wins,
              test_headroom, test_losses_count_auto, test_platform_checks, test_signalled_twice,
-             test_unseen_platform_names):
+             test_unseen_platform_names, test_machine_file):
     try:
         test()
     except Exception as e:  # a crash of one test is its failure, the others still run
