@@ -64,7 +64,7 @@ typedef struct MPIX_Request_s MPIX_Request; /**< a persistent collective */
 #define MPIX_ERR_NO_MEM 5       /**< memory allocation failed */
 #define MPIX_ERR_MPI 6          /**< an MPI call inside the library failed */
 #define MPIX_ERR_DEVICE 7       /**< a device (GPU) call failed */
-#define MPIX_ERR_TUNING_FILE 8  /**< the tuning file is missing or malformed */
+#define MPIX_ERR_TUNING_FILE 8  /**< the tuning file or the machine file is missing or malformed */
 /**@}*/
 
 /** A short, static description of an error code; never NULL. */

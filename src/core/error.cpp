@@ -217,7 +217,7 @@ extern "C" const char* MPIX_Error_string(int code) {
     case MPIX_ERR_NO_MEM: return "out of memory";
     case MPIX_ERR_MPI: return "MPI call failed";
     case MPIX_ERR_DEVICE: return "device call failed";
-    case MPIX_ERR_TUNING_FILE: return "tuning file missing or malformed";
+    case MPIX_ERR_TUNING_FILE: return "tuning or machine file missing or malformed";
     default: return "unknown error code";
   }
 }
