@@ -183,16 +183,12 @@ int run_apart(const std::function<int()>& body, std::string* message) {
   return rc;
 }
 
-namespace {
-// "MPIX_Start: ...", a message that begins with the function it is about; not
-// "MPIX_CMA=fast (environment): ...", which needs the call's name in front.
 bool names_a_function(const std::string& message) {
   if (message.compare(0, 5, "MPIX_") != 0) return false;
   std::size_t end = 5;
   while (end < message.size() && (std::isalnum((unsigned char)message[end]) || message[end] == '_')) ++end;
   return end < message.size() && message[end] == ':';
 }
-}  // namespace
 
 int finish_call(const char* name, int rc) {
   ThreadErrors& e = errors();

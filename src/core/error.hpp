@@ -63,6 +63,10 @@ void begin_call();
 // a message gets the call's name in front unless it has it already.
 int finish_call(const char* name, int rc);
 
+// "MPIX_Start: ...", a message that begins with the function it is about; not
+// "MPIX_CMA=fast (environment): ...", which needs the call's name in front.
+bool names_a_function(const std::string& message);
+
 // Runs `body`, work of another request than the call's own (progress.hpp), apart
 // from this thread's last message and pending error, which are left as they were:
 // its code is returned (a pending error it recorded included) and its message put

@@ -186,9 +186,9 @@ void report_fallback(MPI_Comm comm, const char* function, const std::string& rea
   int world_rank = 0;
   PMPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
   // One hint, one line: "MPIX_Alltoallv: MPIX_CMA=..." and "MPIX_Alltoallv_plan:
-  // MPIX_CMA=..." are the same report.
-  const std::size_t after_call = reason.compare(0, 5, "MPIX_") == 0 ? reason.find(": ") : std::string::npos;
-  const std::string hint = after_call == std::string::npos ? reason : reason.substr(after_call + 2);
+  // MPIX_CMA=..." are the same report. Only a function's name is dropped: a reason
+  // that starts with the variable ("MPIX_CMA=x (environment): ...") keeps it.
+  const std::string hint = mpix::names_a_function(reason) ? reason.substr(reason.find(": ") + 2) : reason;
   if (world_rank == 0)
     print_once(hint, line + " (MPIX_VERBOSE=1 shows every call left to MPI, and each rank's own message)");
 }
