@@ -20,13 +20,23 @@ int blocks_in_round(int ranks, int distance) {
   return blocks;
 }
 
+int Rotation::take(int j, const Block& block, MPI_Comm comm) {
+  if (sized) sizes[j] = (unsigned char)block.bytes();
+  if (block.contiguous()) {
+    where[j] = block.first_byte();
+    return MPIX_SUCCESS;
+  }
+  where[j] = slots + j * stride;
+  return pack_block(block, slots + j * stride, comm);
+}
+
 std::size_t Rotation::write(const std::vector<int>& chosen, char* out, const std::vector<int>& with_sizes) const {
   char* next = out;
   if (sized)
     for (int j : with_sizes) *next++ = (char)sizes[j];
   for (int j : chosen) {
     // Empty blocks (no rotation buffer for 0-byte alltoall blocks) have nothing to copy.
-    if (bytes(j) > 0) std::memcpy(next, slot(j), (std::size_t)bytes(j));
+    if (bytes(j) > 0) std::memcpy(next, where[j], (std::size_t)bytes(j));
     next += bytes(j);
   }
   charge_copy(next - out);
@@ -54,20 +64,32 @@ bool Rotation::read(const std::vector<int>& chosen, const char* in, long long le
   for (long long b = 0; b < size_count; ++b) sizes[with_sizes[(std::size_t)b]] = (unsigned char)in[b];
   const char* next = in + size_count;
   for (int j : chosen) {
-    if (bytes(j) > 0) std::memcpy(slot(j), next, (std::size_t)bytes(j));
+    where[j] = next;
     next += bytes(j);
   }
-  charge_copy(expected);
   return true;
 }
 
-Rotation make_rotation(MPIX_Comm_s* comm, const Exchange* blocks, bool sized, int slot_count, ScratchBuffer* held) {
+Rotation make_rotation(MPIX_Comm_s* comm, const Exchange* blocks, bool sized, int slot_count, bool with_room,
+                       ScratchBuffer* held) {
   Rotation rotation{sized ? kCarriedBlockLimit : (blocks ? blocks->max_block_bytes : 0), sized, nullptr, nullptr};
-  *held = comm->scratch.acquire(blocks ? rotation.room(slot_count) : 0);
-  rotation.slots = held->data();
-  rotation.sizes = (unsigned char*)held->data() + (blocks ? slot_count * rotation.stride : 0);
+  if (!blocks) {
+    *held = comm->scratch.acquire(0);
+    return rotation;
+  }
+  const std::size_t pointers = (std::size_t)slot_count * sizeof(const char*);
+  const std::size_t room = with_room ? (std::size_t)slot_count * (std::size_t)rotation.stride : 0;
+  // The pointers first: scratch is aligned as new char[] is, for any type.
+  *held = comm->scratch.acquire(pointers + room + (sized ? (std::size_t)slot_count : 0));
+  rotation.where = reinterpret_cast<const char**>(held->data());
+  rotation.slots = held->data() + pointers;
+  rotation.sizes = reinterpret_cast<unsigned char*>(rotation.slots + room);
+  for (int j = 0; j < slot_count; ++j) rotation.where[j] = with_room ? rotation.slots + j * rotation.stride : nullptr;
   return rotation;
 }
+
+Arrivals::Arrivals(MPIX_Comm_s* comm, bool keep, std::size_t capacity)
+    : keep_(keep), buffer_(comm->scratch.acquire(capacity)) {}
 
 bool blocks_valid(bool complete, bool sized, const Agreement& all) {
   return complete && all.carried && !all.failed && !all.inconsistent && !all.counts_disagree && all.algorithm != -2 &&
@@ -147,18 +169,17 @@ int agree_in_bruck_rounds(MPIX_Comm_s* comm, const Agreement& mine, const Exchan
     most_blocks = std::max(most_blocks, blocks_in_round(ranks, distance));
 
   ScratchBuffer rotated;
-  Rotation rotation = make_rotation(comm, blocks, sized, ranks, &rotated);
+  Rotation rotation = make_rotation(comm, blocks, sized, ranks, true, &rotated);
   const std::size_t header_bytes = 2 * kPackedRecordMaxBytes;
   ScratchBuffer outgoing = comm->scratch.acquire(header_bytes + (blocks ? rotation.room(most_blocks) : 0));
   Rotation widest{kCarriedBlockLimit, sized, nullptr, nullptr};
-  ScratchBuffer incoming = comm->scratch.acquire(header_bytes + widest.room(most_blocks));
+  std::size_t all_rounds = 0;
+  for (int distance = 1; distance < ranks; distance <<= 1)
+    all_rounds += header_bytes + widest.room(blocks_in_round(ranks, distance));
+  Arrivals incoming(comm, blocks != nullptr, blocks ? all_rounds : header_bytes + widest.room(most_blocks));
   moved->scratch_bytes = rotated.size() + outgoing.size() + incoming.size();
   if (blocks)
-    for (int j = 0; j < ranks; ++j) {
-      const Block block = blocks->send.block((rank + j) % ranks);
-      if (sized) rotation.sizes[j] = (unsigned char)block.bytes();
-      MPIX_TRY(pack_block(block, rotation.slot(j), lib_comm));
-    }
+    for (int j = 0; j < ranks; ++j) MPIX_TRY(rotation.take(j, blocks->send.block((rank + j) % ranks), lib_comm));
 
   long long record[kRecordFields];
   encode_carried_record(mine, blocks != nullptr, comm->rank, comm->size, record);
@@ -188,14 +209,15 @@ int agree_in_bruck_rounds(MPIX_Comm_s* comm, const Agreement& mine, const Exchan
     moved->payload_bytes += (long long)block_bytes;
     moved->metadata_bytes += (long long)(sent_bytes - block_bytes);
     int received = 0;
-    MPIX_TRY(exchange_round(lib_comm, outgoing.data(), sent_bytes, to, incoming.data(),
+    char* in = incoming.next();
+    MPIX_TRY(exchange_round(lib_comm, outgoing.data(), sent_bytes, to, in,
                             header_bytes + widest.room((int)chosen.size()), from, tag, &received));
+    incoming.took((std::size_t)received);
     long long theirs[2 * kRecordFields];
     std::size_t records_in = 0;
-    MPIX_TRY(read_records(incoming.data(), received, dissemination.receives(distance), from, comm, theirs,
-                          &records_in));
+    MPIX_TRY(read_records(in, received, dissemination.receives(distance), from, comm, theirs, &records_in));
     dissemination.arrived(distance, theirs);
-    complete = complete && rotation.read(chosen, incoming.data() + records_in, received - (long long)records_in);
+    complete = complete && rotation.read(chosen, in + records_in, received - (long long)records_in);
   }
   decode_carried_record(dissemination.result(), mine, all);
   *delivered = blocks_valid(complete, sized, *all);
@@ -233,11 +255,14 @@ double carried_bruck_seconds(const ExchangeFacts& facts, const MachineProfile& p
   // an agreement does (agreement_seconds). The blocks add, in each round, the
   // time their bytes take on the pair that waits longest for them (a round
   // crosses nodes for the ranks within 2^k of their node's end; those share the
-  // node's injection and the bisection), and the copies into and out of Bruck's
-  // rotation and the messages. An alltoallv's blocks, of the mean size, travel
-  // with a byte of size each.
+  // node's injection and the bisection), and the copies: each round's blocks into
+  // its message, every block out to the receive buffer, and, for datatypes that
+  // are not one run of bytes, into the rotation (Rotation). An alltoallv's
+  // blocks, of the mean size, travel with a byte of size each.
   const double block = carried_block(facts);
-  double seconds = agreement_seconds(facts, profile, kPackedRecordBytes) + 4.0 * facts.ranks * block / profile.copy_bandwidth;
+  double copied = (facts.contiguous ? 1.0 : 2.0) * facts.ranks * block;
+  for (int distance = 1; distance < facts.ranks; distance <<= 1) copied += blocks_in_round(facts.ranks, distance) * block;
+  double seconds = agreement_seconds(facts, profile, kPackedRecordBytes) + copied / profile.copy_bandwidth;
   for (int distance = 1; distance < facts.ranks; distance <<= 1) {
     const double inter = facts.nodes > 1 ? inter_node_fraction(distance, facts.max_ppn, facts.ranks) : 0.0;
     RoundCost round;

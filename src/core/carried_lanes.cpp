@@ -89,14 +89,14 @@ int agree_in_lanes(MPIX_Comm_s* comm, const Agreement& mine, const Exchange* blo
   // Phase 1's slots: j * width + s, owner local + j's slot s, until the rounds
   // bring there the block of local rank local - j for this rank's slot s.
   ScratchBuffer rotated;
-  Rotation rotation = make_rotation(comm, blocks, sized, ppn * width, &rotated);
+  Rotation rotation = make_rotation(comm, blocks, sized, ppn * width, true, &rotated);
   // Phases 2 and 3's: (jp * most_rows + row) * ppn + j, the block that member
   // member - jp's lane of row `row` brought from local rank (its local rank - j)
   // of that node, for member member + jp, until phase 3 brings there those for
   // this member.
   auto arrival = [&](int jp, int row, int j) { return (jp * most_rows + row) * ppn + j; };
   ScratchBuffer arrived_blocks;
-  Rotation arrivals = make_rotation(comm, blocks, sized, group_size * most_rows * ppn, &arrived_blocks);
+  Rotation arrivals = make_rotation(comm, blocks, sized, group_size * most_rows * ppn, false, &arrived_blocks);
 
   int most_blocks = 0;
   for (int distance = 1; distance < ppn; distance <<= 1)
@@ -107,7 +107,15 @@ int agree_in_lanes(MPIX_Comm_s* comm, const Agreement& mine, const Exchange* blo
   const std::size_t lane_room = kPackedRecordMaxBytes + widest.room(ppn * group_size);
   const std::size_t round_room = 2 * kPackedRecordMaxBytes + widest.room(most_blocks);
   ScratchBuffer outgoing = comm->scratch.acquire(std::max(round_room, (std::size_t)batch * lane_room));
-  ScratchBuffer incoming = comm->scratch.acquire(std::max(round_room, (std::size_t)batch * lane_room));
+  // What the rounds inside the node may bring (a round's message takes the room
+  // of its slots, a lane message lane_room, whatever they bring).
+  std::size_t all_rounds = (std::size_t)my_rows * lane_room;
+  for (int distance = 1; distance < ppn; distance <<= 1)
+    all_rounds += 2 * kPackedRecordMaxBytes + widest.room(blocks_in_round(ppn, distance) * width);
+  for (int distance = 1; distance < group_size; distance <<= 1)
+    all_rounds += 2 * kPackedRecordMaxBytes + widest.room(blocks_in_round(group_size, distance) * most_rows * ppn);
+  Arrivals incoming(comm, blocks != nullptr,
+                    blocks ? all_rounds : std::max(round_room, (std::size_t)batch * lane_room));
   moved->scratch_bytes = rotated.size() + arrived_blocks.size() + outgoing.size() + incoming.size();
 
   auto rank_at = [&](int k, int t) { return locality.node_ranks((node + k) % nodes)[t]; };
@@ -117,9 +125,7 @@ int agree_in_lanes(MPIX_Comm_s* comm, const Agreement& mine, const Exchange* blo
         int k = 0;
         const int t = groups.destination((local + j) % ppn, s, &k);
         if (t < 0) continue;
-        const Block block = blocks->send.block(rank_at(k, t));
-        if (sized) rotation.sizes[j * width + s] = (unsigned char)block.bytes();
-        MPIX_TRY(pack_block(block, rotation.slot(j * width + s), lib_comm));
+        MPIX_TRY(rotation.take(j * width + s, blocks->send.block(rank_at(k, t)), lib_comm));
       }
     // A slot larger than any block is never written to the receive buffer: those
     // no message fills stay so. The lanes bring this rank's own blocks without
@@ -168,14 +174,16 @@ int agree_in_lanes(MPIX_Comm_s* comm, const Agreement& mine, const Exchange* blo
     ++moved->rounds;
     count_message(sent_bytes, block_bytes_of(slots));
     int received = 0;
-    MPIX_TRY(exchange_round(lib_comm, outgoing.data(), sent_bytes, mates[to], incoming.data(), round_room,
-                            mates[from], tag, &received));
+    char* in = incoming.next();
+    MPIX_TRY(exchange_round(lib_comm, outgoing.data(), sent_bytes, mates[to], in,
+                            2 * kPackedRecordMaxBytes + widest.room((int)expected.size()), mates[from], tag,
+                            &received));
+    incoming.took((std::size_t)received);
     long long theirs[2 * kRecordFields];
     std::size_t records_in = 0;
-    MPIX_TRY(read_records(incoming.data(), received, records.receives(distance), mates[from], comm, theirs,
-                          &records_in));
+    MPIX_TRY(read_records(in, received, records.receives(distance), mates[from], comm, theirs, &records_in));
     records.arrived(distance, theirs);
-    complete = complete && slots.read(expected, incoming.data() + records_in, received - (long long)records_in);
+    complete = complete && slots.read(expected, in + records_in, received - (long long)records_in);
     return MPIX_SUCCESS;
   };
 
@@ -221,6 +229,7 @@ int agree_in_lanes(MPIX_Comm_s* comm, const Agreement& mine, const Exchange* blo
     ++moved->rounds;
     // `known` holds the records of this node and of the lanes' earlier batches.
     sending = complete && !some_rank_declined(known);
+    char* landing = incoming.next();
     for (int b = 0; b < in_batch; ++b) {
       const int row = row_at(position + b), k = groups.offset(member, group_size, row);
       char* out = outgoing.data() + b * lane_room;
@@ -235,17 +244,18 @@ int agree_in_lanes(MPIX_Comm_s* comm, const Agreement& mine, const Exchange* blo
       const std::size_t sent_bytes =
           record_bytes + (sending ? rotation.write(chosen, out + record_bytes, with_sizes) : 0);
       count_message(sent_bytes, block_bytes_of(rotation));
-      MPIX_CHECK_MPI(MPI_Irecv(incoming.data() + b * lane_room, (int)lane_room, MPI_BYTE, rank_at(nodes - k, local),
+      MPIX_CHECK_MPI(MPI_Irecv(landing + b * lane_room, (int)lane_room, MPI_BYTE, rank_at(nodes - k, local),
                                tag, lib_comm, &requests[2 * b]));
       MPIX_CHECK_MPI(
           MPI_Isend(out, (int)sent_bytes, MPI_BYTE, rank_at(k, local), tag, lib_comm, &requests[2 * b + 1]));
     }
     MPIX_TRY(wait_all_progressing(2 * in_batch, requests.data(), lib_comm, statuses.data()));
+    incoming.took((std::size_t)in_batch * lane_room);
     for (int b = 0; b < in_batch; ++b) {
       const int row = row_at(position + b), k = groups.offset(member, group_size, row);
       int received = 0;
       MPIX_CHECK_MPI(MPI_Get_count(&statuses[2 * b], MPI_BYTE, &received));
-      const char* in = incoming.data() + b * lane_room;
+      const char* in = landing + b * lane_room;
       long long theirs[kRecordFields];
       std::size_t record_bytes = 0;
       MPIX_TRY(read_records(in, received, 1, rank_at(nodes - k, local), comm, theirs, &record_bytes));
@@ -307,7 +317,9 @@ int agree_in_lanes(MPIX_Comm_s* comm, const Agreement& mine, const Exchange* blo
       slot = arrival((member - sender + group_size) % group_size, row, (first + sender - t + ppn) % ppn);
     }
     // As in agree_in_bruck_rounds: a block of another size than expected is not written.
-    if (block.bytes() == holder.bytes(slot)) MPIX_TRY(unpack_block(holder.slot(slot), block, lib_comm));
+    // A slot no message filled points nowhere (not written either).
+    if (block.bytes() == holder.bytes(slot) && holder.slot(slot))
+      MPIX_TRY(unpack_block(holder.slot(slot), block, lib_comm));
   }
   return MPIX_SUCCESS;
 }
@@ -321,7 +333,7 @@ bool lanes_apply(const Locality& locality) {
 namespace {
 
 // The rounds of agree_in_lanes with blocks of `block` bytes each (0: records
-// alone), and the bytes it copies into *copied. The counts are an average rank's,
+// alone), and the bytes it copies into *copied (Rotation). The counts are an average rank's,
 // with the busiest rank's lanes beside them (LaneGroups::most_rows).
 std::vector<RoundCost> lanes_rounds(const ExchangeFacts& facts, double block, int lane_group, double* copied) {
   const int ppn = facts.max_ppn, nodes = facts.nodes;
@@ -334,9 +346,10 @@ std::vector<RoundCost> lanes_rounds(const ExchangeFacts& facts, double block, in
     round.ranks = facts.ranks;
     round.nodes = nodes;
     rounds.push_back(round);
-    *copied += 2.0 * bytes;
+    *copied += bytes;  // into the round's message (Rotation)
   };
-  *copied = 2.0 * facts.ranks * block;  // into the rotation, out of it
+  // Out to the receive buffer, and into the rotation where datatypes are not one run of bytes.
+  *copied = (facts.contiguous ? 1.0 : 2.0) * facts.ranks * block;
   // Phase 1: an owner's slots hold N blocks on average.
   for (int distance = 1; distance < ppn; distance <<= 1) inside((double)blocks_in_round(ppn, distance) * nodes * block);
   // Phase 2: a lane brings the receiver's own blocks without their sizes.
@@ -354,7 +367,7 @@ std::vector<RoundCost> lanes_rounds(const ExchangeFacts& facts, double block, in
   round.nodes = nodes;
   if (block > 0) round.busiest_bytes = std::max(round.busiest_messages, busiest_bytes_factor(facts, ppn));
   rounds.push_back(round);
-  *copied += 2.0 * lanes * ppn * block;
+  *copied += lanes * ppn * block;
   // Phase 3: a member holds its rows' blocks for every member of its group.
   for (int distance = 1; distance < group; distance <<= 1)
     inside((double)blocks_in_round(group, distance) * lanes / group * ppn * block);

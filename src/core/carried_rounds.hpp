@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "agreement.hpp"
+#include "datatype.hpp"
 #include "model.hpp"
 #include "plan.hpp"
 #include "scratch.hpp"
@@ -24,16 +25,28 @@ int blocks_in_round(int ranks, int distance);
 
 // Where the blocks of one rank wait between rounds: Bruck's rotation, slot j the
 // block for rank + j, then the one from rank - j (the lanes keep several such
-// slots per rank, agree_in_lanes). Slots of `stride` bytes; an alltoallv's blocks
-// (`sized`) travel with their sizes, one byte each.
+// slots per rank, agree_in_lanes). A slot is a pointer: to the caller's send
+// buffer where the block is one run of bytes, to the slot's own `stride` bytes of
+// room where it had to be packed, and, once a round brought it, into that round's
+// message, which stays until the call ends. So a block is copied when a round
+// sends it and when it is written out, not also into the rotation and out of each
+// message: an alltoall of 16 B blocks at P = 64 (2 nodes of 32) copies 4.4 KB per
+// rank where it copied 8.6 (docs/performance.md, "Where mpix loses"), for the
+// messages' memory, kept to the end. An alltoallv's blocks (`sized`) travel with
+// their sizes, one byte each.
 struct Rotation {
   long long stride;
   bool sized;
-  char* slots;
+  char* slots;  // own room, `stride` bytes per slot; none where every block arrives
   unsigned char* sizes;
+  const char** where = nullptr;
   long long bytes(int j) const { return sized ? sizes[j] : stride; }
-  char* slot(int j) const { return slots + j * stride; }
+  const char* slot(int j) const { return where[j]; }
+  // The bytes a message part of `count` blocks may take.
   std::size_t room(int count) const { return (std::size_t)count * (std::size_t)(stride + sized); }
+
+  // `block` as slot j's: pointed at, or packed into the slot's room.
+  int take(int j, const Block& block, MPI_Comm comm);
 
   // A message's part after the records: the sizes of the `with_sizes` slots
   // (alltoallv; the others' sizes the receiver knows), then the bytes of the
@@ -41,11 +54,12 @@ struct Rotation {
   std::size_t write(const std::vector<int>& chosen, char* out, const std::vector<int>& with_sizes) const;
   std::size_t write(const std::vector<int>& chosen, char* out) const { return write(chosen, out, chosen); }
 
-  // The reverse, from a message part of `length` bytes: false, and nothing read,
-  // where it does not hold blocks of `chosen`'s number that fit (a rank sent its
-  // records alone, or its blocks have another size: the agreement will say why).
-  // The slots not in `with_sizes` (a subsequence of `chosen`) keep the sizes set
-  // (the receiver's own counts, which the agreement's checksums compare with the
+  // The reverse, from a message part of `length` bytes, which must stay until the
+  // call ends (the slots point into it): false, and nothing read, where it does
+  // not hold blocks of `chosen`'s number that fit (a rank sent its records alone,
+  // or its blocks have another size: the agreement will say why). The slots not
+  // in `with_sizes` (a subsequence of `chosen`) keep the sizes set (the
+  // receiver's own counts, which the agreement's checksums compare with the
   // sender's).
   bool read(const std::vector<int>& chosen, const char* in, long long length, const std::vector<int>& with_sizes);
   bool read(const std::vector<int>& chosen, const char* in, long long length) {
@@ -55,8 +69,31 @@ struct Rotation {
 
 // The rotation of `slot_count` slots for `blocks` (none: records alone) in
 // scratch, and its stride: kCarriedBlockLimit for an alltoallv, whose blocks
-// differ, the one block size of an alltoall.
-Rotation make_rotation(MPIX_Comm_s* comm, const Exchange* blocks, bool sized, int slot_count, ScratchBuffer* held);
+// differ, the one block size of an alltoall. `with_room`: the slots have room of
+// their own, for the blocks this rank packs (Rotation::take); without, they point
+// nowhere until a message brings their blocks.
+Rotation make_rotation(MPIX_Comm_s* comm, const Exchange* blocks, bool sized, int slot_count, bool with_room,
+                       ScratchBuffer* held);
+
+// The messages of a carried exchange's rounds, kept until the call ends where
+// they bring blocks (Rotation::read points into them), in one buffer of
+// `capacity` bytes; with records alone, each round's message replaces the last.
+class Arrivals {
+ public:
+  Arrivals(MPIX_Comm_s* comm, bool keep, std::size_t capacity);
+  // Where the next message goes, and the room it may take.
+  char* next() const { return buffer_.data() + used_; }
+  // The next message took `bytes`.
+  void took(std::size_t bytes) {
+    if (keep_) used_ += bytes;
+  }
+  std::size_t size() const { return buffer_.size(); }
+
+ private:
+  bool keep_;
+  ScratchBuffer buffer_;
+  std::size_t used_ = 0;
+};
 
 // Whether the call's blocks arrived, by the agreed record: every rank sent them
 // (`complete` here) and the call is valid.
