@@ -22,7 +22,7 @@ int blocks_in_round(int ranks, int distance) {
 
 int Rotation::take(int j, const Block& block, MPI_Comm comm) {
   if (sized) sizes[j] = (unsigned char)block.bytes();
-  if (block.contiguous()) {
+  if (points_at_blocks && block.contiguous()) {
     where[j] = block.first_byte();
     return MPIX_SUCCESS;
   }
@@ -85,6 +85,9 @@ Rotation make_rotation(MPIX_Comm_s* comm, const Exchange* blocks, bool sized, in
   rotation.slots = held->data() + pointers;
   rotation.sizes = reinterpret_cast<unsigned char*>(rotation.slots + room);
   for (int j = 0; j < slot_count; ++j) rotation.where[j] = with_room ? rotation.slots + j * rotation.stride : nullptr;
+  // In place (the send side is the receive side, dense_args.cpp), the blocks are
+  // the receive buffer that the call writes at its end: they are packed first.
+  rotation.points_at_blocks = with_room && blocks->send.buf != blocks->recv.buf;
   return rotation;
 }
 

@@ -26,8 +26,9 @@ int blocks_in_round(int ranks, int distance);
 // Where the blocks of one rank wait between rounds: Bruck's rotation, slot j the
 // block for rank + j, then the one from rank - j (the lanes keep several such
 // slots per rank, agree_in_lanes). A slot is a pointer: to the caller's send
-// buffer where the block is one run of bytes, to the slot's own `stride` bytes of
-// room where it had to be packed, and, once a round brought it, into that round's
+// buffer where the block is one run of bytes (not in place: there the send
+// blocks are the receive buffer), to the slot's own `stride` bytes of room where
+// it had to be packed, and, once a round brought it, into that round's
 // message, which stays until the call ends. So a block is copied when a round
 // sends it and when it is written out, not also into the rotation and out of each
 // message: an alltoall of 16 B blocks at P = 64 (2 nodes of 32) copies 4.4 KB per
@@ -40,12 +41,14 @@ struct Rotation {
   char* slots;  // own room, `stride` bytes per slot; none where every block arrives
   unsigned char* sizes;
   const char** where = nullptr;
+  bool points_at_blocks = false;  // take() may point at a block rather than pack it
   long long bytes(int j) const { return sized ? sizes[j] : stride; }
   const char* slot(int j) const { return where[j]; }
   // The bytes a message part of `count` blocks may take.
   std::size_t room(int count) const { return (std::size_t)count * (std::size_t)(stride + sized); }
 
-  // `block` as slot j's: pointed at, or packed into the slot's room.
+  // `block` as slot j's: pointed at where it is one run of bytes and the send
+  // buffer is not the receive buffer, else packed into the slot's room.
   int take(int j, const Block& block, MPI_Comm comm);
 
   // A message's part after the records: the sizes of the `with_sizes` slots
