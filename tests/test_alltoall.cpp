@@ -304,38 +304,34 @@ TEST_CASE("auto: the agreement carries the blocks in lanes, every datatype", "[a
         // layout (on the built-in profile, 10 nodes of 2 would run node_aware).
         const std::string machine = "/tmp/mpix_test_lanes_" + std::to_string(getpid());
         std::ofstream(machine) << "inter_bandwidth = 1e15\nintra_bandwidth = 1e15\ncopy_bandwidth = 1e15\n";
-        harness::Comm fresh;
-        REQUIRE(MPIX_Comm_update_locality(fresh.comm, ppn) == MPIX_SUCCESS);
-        fresh.comm->lane_group = group;
-        for (bool alltoall : {true, false}) {
-          check(DenseCase{alltoall, alltoall ? Distribution::constant : Distribution::uniform, 16, "byte",
-                          Mode::blocking, false, 1, "", {{"mpix_machine_file", machine}}}, fresh.comm);
-          const mpix::DenseChoice& choice = fresh.comm->blocking_choices[alltoall ? 0 : 1];
-          CHECK(choice.carried_blocks);
-          CHECK(choice.algorithm == "tuna_hier_coalesced");
-          // Rounds inside the node, then this rank's lanes in batches, then the
-          // rounds inside its group. Member m of a group takes the node offsets
-          // k = m + 1, m + 1 + (group size), ...
-          auto rounds_over = [](int ranks) {
-            int rounds = 0;
-            for (int distance = 1; distance < ranks; distance <<= 1) ++rounds;
-            return rounds;
-          };
-          const int local = rank % ppn, first = local / group * group, members = std::min(group, ppn - first);
-          int lanes = 0;
-          for (int k = 1; k < nodes; ++k) lanes += (k - 1) % members == local - first;
-          CHECK(choice.carried.rounds ==
-                rounds_over(ppn) + (lanes + mpix::kLaneBatch - 1) / mpix::kLaneBatch + rounds_over(members));
-          CHECK(choice.carried.messages == rounds_over(ppn) + lanes + rounds_over(members));
-        }
-        // In place: the send blocks are the receive buffer (Rotation packs them).
-        harness::Comm fresh_in_place;
-        REQUIRE(MPIX_Comm_update_locality(fresh_in_place.comm, ppn) == MPIX_SUCCESS);
-        fresh_in_place.comm->lane_group = group;
-        for (bool alltoall : {true, false}) {
-          check(DenseCase{alltoall, alltoall ? Distribution::constant : Distribution::uniform, 16, "int",
-                          Mode::blocking, true, 1, "", {{"mpix_machine_file", machine}}}, fresh_in_place.comm);
-          CHECK(fresh_in_place.comm->blocking_choices[alltoall ? 0 : 1].carried_blocks);
+        // In place too: there the send blocks are the receive buffer (Rotation packs them).
+        for (bool in_place : {false, true}) {
+          harness::Comm fresh;
+          REQUIRE(MPIX_Comm_update_locality(fresh.comm, ppn) == MPIX_SUCCESS);
+          fresh.comm->lane_group = group;
+          for (bool alltoall : {true, false}) {
+            check(DenseCase{alltoall, alltoall ? Distribution::constant : Distribution::uniform, 16,
+                            in_place ? "int" : "byte", Mode::blocking, in_place, 1, "",
+                            {{"mpix_machine_file", machine}}},
+                  fresh.comm);
+            const mpix::DenseChoice& choice = fresh.comm->blocking_choices[alltoall ? 0 : 1];
+            CHECK(choice.carried_blocks);
+            CHECK(choice.algorithm == "tuna_hier_coalesced");
+            // Rounds inside the node, then this rank's lanes in batches, then the
+            // rounds inside its group. Member m of a group takes the node offsets
+            // k = m + 1, m + 1 + (group size), ...
+            auto rounds_over = [](int ranks) {
+              int rounds = 0;
+              for (int distance = 1; distance < ranks; distance <<= 1) ++rounds;
+              return rounds;
+            };
+            const int local = rank % ppn, first = local / group * group, members = std::min(group, ppn - first);
+            int lanes = 0;
+            for (int k = 1; k < nodes; ++k) lanes += (k - 1) % members == local - first;
+            CHECK(choice.carried.rounds ==
+                  rounds_over(ppn) + (lanes + mpix::kLaneBatch - 1) / mpix::kLaneBatch + rounds_over(members));
+            CHECK(choice.carried.messages == rounds_over(ppn) + lanes + rounds_over(members));
+          }
         }
       }
       for (const auto& types : harness::type_cases()) {
