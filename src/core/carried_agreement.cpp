@@ -91,6 +91,10 @@ Rotation make_rotation(MPIX_Comm_s* comm, const Exchange* blocks, bool sized, in
   return rotation;
 }
 
+double rotation_copied_bytes(const ExchangeFacts& facts, double block) {
+  return (facts.contiguous && !facts.in_place ? 1.0 : 2.0) * facts.ranks * block;
+}
+
 Arrivals::Arrivals(MPIX_Comm_s* comm, bool keep, std::size_t capacity)
     : keep_(keep), buffer_(comm->scratch.acquire(capacity)) {}
 
@@ -259,11 +263,10 @@ double carried_bruck_seconds(const ExchangeFacts& facts, const MachineProfile& p
   // time their bytes take on the pair that waits longest for them (a round
   // crosses nodes for the ranks within 2^k of their node's end; those share the
   // node's injection and the bisection), and the copies: each round's blocks into
-  // its message, every block out to the receive buffer, and, for datatypes that
-  // are not one run of bytes, into the rotation (Rotation). An alltoallv's
-  // blocks, of the mean size, travel with a byte of size each.
+  // its message, and those outside the messages (rotation_copied_bytes). An
+  // alltoallv's blocks, of the mean size, travel with a byte of size each.
   const double block = carried_block(facts);
-  double copied = (facts.contiguous ? 1.0 : 2.0) * facts.ranks * block;
+  double copied = rotation_copied_bytes(facts, block);
   for (int distance = 1; distance < facts.ranks; distance <<= 1) copied += blocks_in_round(facts.ranks, distance) * block;
   double seconds = agreement_seconds(facts, profile, kPackedRecordBytes) + copied / profile.copy_bandwidth;
   for (int distance = 1; distance < facts.ranks; distance <<= 1) {

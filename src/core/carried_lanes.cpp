@@ -348,8 +348,7 @@ std::vector<RoundCost> lanes_rounds(const ExchangeFacts& facts, double block, in
     rounds.push_back(round);
     *copied += bytes;  // into the round's message (Rotation)
   };
-  // Out to the receive buffer, and into the rotation where datatypes are not one run of bytes.
-  *copied = (facts.contiguous ? 1.0 : 2.0) * facts.ranks * block;
+  *copied = rotation_copied_bytes(facts, block);
   // Phase 1: an owner's slots hold N blocks on average.
   for (int distance = 1; distance < ppn; distance <<= 1) inside((double)blocks_in_round(ppn, distance) * nodes * block);
   // Phase 2: a lane brings the receiver's own blocks without their sizes.

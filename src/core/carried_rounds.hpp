@@ -31,10 +31,9 @@ int blocks_in_round(int ranks, int distance);
 // it had to be packed, and, once a round brought it, into that round's
 // message, which stays until the call ends. So a block is copied when a round
 // sends it and when it is written out, not also into the rotation and out of each
-// message: an alltoall of 16 B blocks at P = 64 (2 nodes of 32) copies 4.4 KB per
-// rank where it copied 8.6 (docs/performance.md, "Where mpix loses"), for the
-// messages' memory, kept to the end. An alltoallv's blocks (`sized`) travel with
-// their sizes, one byte each.
+// message, for the messages' memory, kept to the end (docs/performance.md, "Blocks
+// read where they arrive"). An alltoallv's blocks (`sized`) travel with their
+// sizes, one byte each.
 struct Rotation {
   long long stride;
   bool sized;
@@ -97,6 +96,12 @@ class Arrivals {
   ScratchBuffer buffer_;
   std::size_t used_ = 0;
 };
+
+// The bytes a carried exchange of blocks of `block` bytes copies outside its
+// messages, for the model: every block out to the receive buffer, and into the
+// rotation first where Rotation::take packs it (datatypes that are not one run of
+// bytes, in place).
+double rotation_copied_bytes(const ExchangeFacts& facts, double block);
 
 // Whether the call's blocks arrived, by the agreed record: every rank sent them
 // (`complete` here) and the call is valid.
