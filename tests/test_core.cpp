@@ -477,6 +477,66 @@ TEST_CASE("persistent requests: start, wait, reuse, several active at once", "[p
   CHECK(MPIX_Comm_mpi(other_copy) == MPI_COMM_NULL);
 }
 
+// An info is a handle like the others: a copy of a freed one is refused by the
+// info calls and, where one rank passes it, fails the exchange on every rank,
+// also on the path that runs a kept plan without an agreement (it reads the info
+// to compare it with the kept call's).
+TEST_CASE("a copy of a freed info is refused, by the info calls and by an exchange on every rank", "[core]") {
+  Comm c;
+  const int size = harness::world_size(), rank = harness::world_rank();
+  MPIX_Info* info = nullptr;
+  REQUIRE(MPIX_Info_init(&info) == MPIX_SUCCESS);
+  REQUIRE(MPIX_Info_set(info, "mpix_alltoallv_algorithm", "pairwise") == MPIX_SUCCESS);
+  std::vector<int> counts(size, 1), displs(size), send(size), recv(size);
+  for (int i = 0; i < size; ++i) displs[i] = i;
+  auto exchange = [&](MPIX_Info* with) {
+    for (int i = 0; i < size; ++i) send[i] = rank * 100 + i;
+    return MPIX_Alltoallv(send.data(), counts.data(), displs.data(), MPI_INT, recv.data(), counts.data(),
+                          displs.data(), MPI_INT, with, c.comm);
+  };
+  // Repeated, so that the next call may run the kept plan without an agreement.
+  for (int call = 0; call < 3; ++call) REQUIRE(exchange(info) == MPIX_SUCCESS);
+  MPIX_Info* copy = info;
+  MPIX_Info* freed = rank == 0 ? copy : info;
+  if (rank == 0) REQUIRE(MPIX_Info_free(&info) == MPIX_SUCCESS);
+  CHECK(exchange(freed) == MPIX_ERR_ARG);
+  if (rank == 0) CHECK(message_has("MPIX_Alltoallv: info is not a live handle"));
+  // The communicator goes on: the next call with a live info is right.
+  MPIX_Info* live = rank == 0 ? nullptr : info;
+  if (rank == 0) REQUIRE(MPIX_Info_init(&live) == MPIX_SUCCESS);
+  if (rank == 0) REQUIRE(MPIX_Info_set(live, "mpix_alltoallv_algorithm", "pairwise") == MPIX_SUCCESS);
+  CHECK(exchange(live) == MPIX_SUCCESS);
+  bool ok = true;
+  for (int i = 0; i < size; ++i) ok = ok && recv[i] == i * 100 + rank;
+  CHECK(all_ranks(ok));
+  // A new info made at the freed one's address is taken for it: rank 0 says.
+  int stale = rank == 0 && copy != live;
+  MPI_Bcast(&stale, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  if (rank == 0) {
+    char value[32];
+    int flag = 0;
+    if (stale) {
+      CHECK(MPIX_Info_set(copy, "mpix_radix", "4") == MPIX_ERR_ARG);
+      CHECK(message_has("MPIX_Info_set: info is not a live handle"));
+      CHECK(MPIX_Info_get(copy, "mpix_radix", sizeof value, value, &flag) == MPIX_ERR_ARG);
+      CHECK(MPIX_Info_free(&copy) == MPIX_ERR_ARG);
+      CHECK(message_has("MPIX_Info_free: *info is not a live handle"));
+    }
+    MPIX_Info* none = nullptr;
+    CHECK(MPIX_Info_free(&none) == MPIX_ERR_ARG);
+    CHECK(MPIX_Info_free(nullptr) == MPIX_ERR_ARG);
+  }
+  // The sparse exchange checks it too.
+  const int dest = (rank + 1) % size, value = rank;
+  int recv_nnz = -1, *src = nullptr;
+  void* vals = nullptr;
+  CHECK(MPIX_Alltoall_crs(1, &dest, 1, MPI_INT, &value, &recv_nnz, &src, 1, MPI_INT, &vals,
+                          rank == 0 && stale ? copy : nullptr, c.comm) == (stale ? MPIX_ERR_ARG : MPIX_SUCCESS));
+  MPIX_Free(src);
+  MPIX_Free(vals);
+  REQUIRE(MPIX_Info_free(&live) == MPIX_SUCCESS);
+}
+
 // Two requests started in the same order everywhere, completed in opposite orders
 // (odd ranks B first), which MPI allows.
 // - By tests in turn: MPIX_Test must not wait; a test that waited inside one

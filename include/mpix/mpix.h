@@ -147,7 +147,8 @@ int MPIX_Info_set(MPIX_Info* info, const char* key, const char* value);
  *  *flag is 1 if the key is set, 0 if not. */
 int MPIX_Info_get(const MPIX_Info* info, const char* key, int valuelen, char* value,
                   int* flag);
-/** Frees the info and sets *info = NULL; a NULL *info is an error, as for the other handles. */
+/** Frees the info and sets *info = NULL; a NULL *info, or a copy of a freed info
+ *  (here or in any call that takes one), is an error, as for the other handles. */
 int MPIX_Info_free(MPIX_Info** info);
 /**@}*/
 

@@ -215,6 +215,7 @@ int check_local(const DenseArgs& a, const MPIX_Info* info, MPIX_Comm_s* comm, Ex
   ex->size = comm->size;
   ex->rank = comm->rank;
   ex->uniform = a.op == kAlltoall;
+  MPIX_TRY(check_call_info(info, a.name));
   if (a.recvbuf == MPI_IN_PLACE)
     return fail_as(kInPlaceRecvClass, MPIX_ERR_ARG, format("%s: recvbuf is MPI_IN_PLACE", a.name));
   MPIX_TRY(check_side(a, false, comm->size, comm->lib_comm, &ex->recv));

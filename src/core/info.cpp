@@ -12,6 +12,7 @@
 #include <unistd.h>  // environ
 
 #include "error.hpp"
+#include "handles.hpp"
 #include "plan.hpp"
 #include "registry.hpp"
 
@@ -259,6 +260,10 @@ unsigned long long environment_fingerprint() {
   return hash;
 }
 
+int check_call_info(const MPIX_Info* info, const char* call) {
+  return info ? check_handle(info, call, "info") : MPIX_SUCCESS;
+}
+
 bool lookup(const MPIX_Info* info, const char* key, std::string* value, std::string* source) {
   if (info) {
     auto it = info->values.find(key);
@@ -283,11 +288,12 @@ extern "C" int MPIX_Info_init(MPIX_Info** info) {
   if (!info) return fail(MPIX_ERR_ARG, "MPIX_Info_init: info is NULL");
   *info = new (std::nothrow) MPIX_Info_s;
   if (!*info) return fail(MPIX_ERR_NO_MEM, "MPIX_Info_init: out of memory");
+  handle_made(*info);
   return MPIX_SUCCESS;
 }
 
 extern "C" int MPIX_Info_set(MPIX_Info* info, const char* key, const char* value) {
-  if (!info) return fail(MPIX_ERR_ARG, "MPIX_Info_set: info is NULL");
+  MPIX_TRY(check_handle(info, "MPIX_Info_set", "info"));
   if (!key) return fail(MPIX_ERR_ARG, "MPIX_Info_set: key is NULL");
   if (!value) return fail(MPIX_ERR_ARG, format("MPIX_Info_set: value of %s is NULL", key));
   const KeySpec* spec = find_key(key);
@@ -305,7 +311,7 @@ extern "C" int MPIX_Info_set(MPIX_Info* info, const char* key, const char* value
 
 extern "C" int MPIX_Info_get(const MPIX_Info* info, const char* key, int valuelen, char* value,
                              int* flag) {
-  if (!info) return fail(MPIX_ERR_ARG, "MPIX_Info_get: info is NULL");
+  MPIX_TRY(check_handle(info, "MPIX_Info_get", "info"));
   if (!key) return fail(MPIX_ERR_ARG, "MPIX_Info_get: key is NULL");
   if (!flag) return fail(MPIX_ERR_ARG, "MPIX_Info_get: flag is NULL");
   if (!find_key(key)) return fail(MPIX_ERR_INFO_KEY, format("MPIX_Info_get: unknown key '%s'", key));
@@ -322,7 +328,9 @@ extern "C" int MPIX_Info_get(const MPIX_Info* info, const char* key, int valuele
 }
 
 extern "C" int MPIX_Info_free(MPIX_Info** info) {
-  if (!info || !*info) return fail(MPIX_ERR_ARG, "MPIX_Info_free: info is NULL (freed already?)");
+  if (!info) return fail(MPIX_ERR_ARG, "MPIX_Info_free: info is NULL");
+  MPIX_TRY(check_handle(*info, "MPIX_Info_free", "*info"));
+  handle_freed(*info);
   delete *info;
   *info = nullptr;
   return MPIX_SUCCESS;

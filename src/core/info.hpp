@@ -50,6 +50,10 @@ std::string env_name(const char* key);
 // MPIX_ERR_INFO_VALUE with a message naming `source` if `value` is malformed.
 int check_value(const KeySpec& spec, const std::string& value, const std::string& source);
 
+// A call's info argument: NULL (no hints) or a live handle (handles.hpp); else
+// MPIX_ERR_ARG naming `call`, before anything reads it.
+int check_call_info(const MPIX_Info* info, const char* call);
+
 // The value of `key` from `info` or else the environment; `source` names where it
 // came from for error messages. False if set in neither.
 bool lookup(const MPIX_Info* info, const char* key, std::string* value, std::string* source);

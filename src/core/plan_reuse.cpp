@@ -3,6 +3,7 @@
 #include "plan_reuse.hpp"
 
 #include "comm.hpp"
+#include "handles.hpp"
 #include "info.hpp"
 
 namespace mpix {
@@ -46,7 +47,7 @@ bool same_call(const ReusablePlan& kept, Op op, const Exchange& ex, const Hints&
 
 bool same_raw_call(const DenseArgs& a, const MPIX_Info_s* info, const MPIX_Comm_s* comm, const ReusablePlan& kept) {
   if (a.op != kept.op || kept.in_place || a.sendbuf == MPI_IN_PLACE || info != kept.info ||
-      (info && info->generation != kept.info_generation))
+      (info && (!handle_live(info) || info->generation != kept.info_generation)))
     return false;
   return same_raw_side(a, true, kept.exchange.send, comm->lib_comm) &&
          same_raw_side(a, false, kept.exchange.recv, comm->lib_comm) && environment_fingerprint() == kept.environment;

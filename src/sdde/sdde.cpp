@@ -73,6 +73,7 @@ int check_local(const SddeArgs& a, const MPIX_Info* info, MPIX_Comm_s* comm, Sdd
   call->op = a.op;
   call->size = comm->size;
   call->rank = comm->rank;
+  MPIX_TRY(check_call_info(info, a.name));
   MPIX_TRY(check_outputs(a));
   // recv_nnz / recv_size are outputs (code written for MPI Advance leaves them
   // unset) unless the hint says that the values passed in are the truth.
