@@ -72,6 +72,19 @@ printf 'inter_latency = soon\n' > "$work/bad.txt"
 MPIX_MACHINE_FILE="$work/bad.txt" "$@" -n 2 "$tools/mpix-bench" --algorithms auto --sizes 16 --iters 1 \
   > "$work/bad.out" 2>&1 || true
 grep -q "machine file $work/bad.txt:1: inter_latency=soon: not a number" "$work/bad.out"
+# ... which fails pmpi too, the baseline: nothing measured is valid, and the exit
+# status is 1 (it was 0 with every row an error), with --check too.
+if MPIX_MACHINE_FILE="$work/bad.txt" "$@" -n 2 "$tools/mpix-bench" --algorithms pairwise --sizes 16 --iters 1 \
+  --check > "$work/bad.out" 2>&1; then
+  echo "mpix-bench exited 0 where its baseline pmpi failed"; exit 1
+fi
+grep -q "the baseline pmpi failed (.*machine file $work/bad.txt:1" "$work/bad.out"
+# Blocks whose buffers int displacements cannot address are refused before
+# anything is allocated, by mpix-tune as by mpix-bench (it took them, and ran).
+if "$@" -n 2 "$tools/mpix-tune" --sizes 1200m --iters 1 --out "$work/huge.txt" > "$work/huge.out" 2>&1; then
+  echo "mpix-tune took blocks of 1200m at 2 ranks"; exit 1
+fi
+grep -q "exceeds 2^31-1 bytes per buffer" "$work/huge.out"
 # A tuning file that cannot be written stops mpix-tune before it measures, with an
 # error and a non-zero exit.
 if "$@" -n 2 "$tools/mpix-tune" --sizes 16 --iters 1 --ppn 1 --out "$work/no/such/dir/t.txt" \

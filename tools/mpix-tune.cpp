@@ -47,7 +47,8 @@ const char* const kUsage = R"(Usage: mpiexec.mpich -n P mpix-tune [options]
                          measure the algorithms and write a tuning file
   --out FILE             where to write (default machine.txt or tuning.txt)
   --op alltoall|alltoallv          (default alltoallv)
-  --sizes S1,S2,...      largest block sizes, suffixes k and m (default 16,256,4k,64k)
+  --sizes S1,S2,...      largest block sizes, suffixes k and m (default 16,256,4k,64k);
+                         S times the number of ranks is at most 2^31-1 bytes
   --dist D1,D2,...       distributions as in mpix-bench (default uniform)
   --iters N              timed calls per candidate (default 5; the median counts)
   --ppn N                emulate nodes of N consecutive ranks
@@ -425,6 +426,13 @@ int tune(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   Options o;
   std::string error = parse(argc, argv, &o);
+  // The cells' buffers are addressed with int displacements, as mpix-bench's.
+  int size = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  for (long long S : o.sizes)
+    if (error.empty() && !o.profile && S > INT_MAX / size)
+      error = "--sizes: " + std::to_string(S) + " bytes per block times " + std::to_string(size) +
+              " ranks exceeds 2^31-1 bytes per buffer";
   if (o.help) {
     if (rank == 0) std::fputs(kUsage, stdout);
     return 0;

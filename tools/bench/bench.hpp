@@ -42,6 +42,11 @@ extern const char* const kUsage;
 // Collective: false if `rc` failed on any rank; then `*error` (on rank 0) is the
 // failure of the lowest failing rank: "code text: details".
 bool all_succeeded(int rc, MPI_Comm comm, std::string* error);
+// Collective over MPI_COMM_WORLD: whether the baseline row (`name`: pmpi,
+// personalized) failed, by rank 0's `error`; rank 0 then says so on stderr. Where
+// MPI's own call through the library fails, the environment (a machine or tuning
+// file, a hint) fails every row, and the run's exit status must say so.
+bool baseline_failed(const char* name, const std::string& error, int rank);
 
 std::string fixed(double value);
 // The median of `values` (0 for none).

@@ -479,6 +479,7 @@ int dense_main(const Options& o, MPIX_Comm* comm, int nodes, int ppn) {
                 "per-iteration max over ranks, then median/min/max over iterations\n",
                 mpix::op_name(o.op), size, nodes, o.iters, o.warmup, o.seed);
   bool any_mismatch = false;
+  std::string baseline_error;  // pmpi's, where it failed: see the end
   // Progress on a terminal only, so that logs and captured output stay clean.
   const bool progress = !o.csv && isatty(fileno(stderr));
   Workload w;
@@ -529,6 +530,7 @@ int dense_main(const Options& o, MPIX_Comm* comm, int nodes, int ppn) {
                          ++run_index, name.c_str());
           Row row = bench.run(w, name, settings);
           if (name == "pmpi" && row.error.empty()) reference_median = row.median;
+          if (name == "pmpi" && !row.error.empty() && baseline_error.empty()) baseline_error = row.error;
           any_mismatch = any_mismatch || row.mismatch_bytes > 0;
           std::vector<std::string> cells = {mpix::op_name(o.op), row.algorithm,
                                             row.params.empty() ? "-" : row.params,
@@ -561,7 +563,7 @@ int dense_main(const Options& o, MPIX_Comm* comm, int nodes, int ppn) {
     }
   }
   out.finish();
-  return any_mismatch ? 1 : 0;
+  return any_mismatch || baseline_failed("pmpi", baseline_error, rank) ? 1 : 0;
 }
 
 }  // namespace bench

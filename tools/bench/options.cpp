@@ -86,6 +86,10 @@ Options (a value may follow as the next argument or after '='):
                              byte, with pmpi's (after the timed calls and after the
                              persistent run) and report it in a 'check' column;
                              the exit status is 1 if any run mismatched.
+                             The exit status is also 1 where the baseline
+                             (pmpi; personalized for the _crs operations)
+                             failed: then every row's environment is broken
+                             (a malformed MPIX_MACHINE_FILE, a hint).
                              In the simulated build (SMPI), send and receive
                              buffers are SMPI_SHARED_MALLOC memory that all ranks
                              share (so that 1024 simulated ranks fit in memory),

@@ -52,6 +52,14 @@ bool all_succeeded(int rc, MPI_Comm comm, std::string* error) {
   return false;
 }
 
+bool baseline_failed(const char* name, const std::string& error, int rank) {
+  int failed = rank == 0 && !error.empty();
+  MPI_Bcast(&failed, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  if (failed && rank == 0)
+    std::fprintf(stderr, "mpix-bench: the baseline %s failed (%s); exit status 1\n", name, error.c_str());
+  return failed;
+}
+
 // --- output ---------------------------------------------------------------------
 
 double median(std::vector<double> values) {
