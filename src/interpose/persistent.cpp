@@ -251,6 +251,7 @@ namespace {
 // Whether the code at `return_address` (the caller of MPI_Alltoall(v)_init) is
 // MPICH's Fortran library (libmpichfort: mpif.h, `use mpi`, `use mpi_f08`).
 bool called_by_fortran(const void* return_address, MPI_Comm comm, const char* function) {
+  if (!enabled()) return false;  // MPIX_INTERPOSE=0: mpix_comm_of leaves it to MPI, without a word
   Dl_info caller;
   if (!dladdr(return_address, &caller) || !caller.dli_fname || !std::strstr(caller.dli_fname, "libmpichfort"))
     return false;

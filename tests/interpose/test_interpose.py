@@ -251,6 +251,12 @@ def mode_fortran(interposer, fortran_compiler, launcher):
             expect_lines("Fortran persistent_f08.f90", stderr,
                          [r"^\[mpix\] interpose: MPI_Alltoall_init: called by MPICH's Fortran library",
                           r"^\[mpix\] interpose: MPI_Alltoallv_init: called by MPICH's Fortran library"])
+            # Turned off, the interposer says nothing there either (it named the caller).
+            lines, stderr = run(launcher, 3, program, (),
+                                {"LD_PRELOAD": interposer, "MPIX_VERBOSE": "1", "MPIX_INTERPOSE": "0"})
+            compare("Fortran persistent_f08.f90, MPIX_INTERPOSE=0", reference, lines)
+            if mpix_lines(stderr):
+                sys.exit("FAIL: Fortran persistent_f08.f90, MPIX_INTERPOSE=0: [mpix] lines:\n" + stderr)
 
 
 def mode_lifecycle(interposer, program, launcher):
