@@ -15,7 +15,6 @@
 // (the runs), bench/output.cpp (table, CSV, agreement on failures).
 #include <mpi.h>
 
-#include <climits>
 #include <cstdio>
 #include <new>
 #include <string>
@@ -53,14 +52,7 @@ int bench_main(int argc, char** argv) {
     if (rank == 0) std::fputs(kUsage, stdout);
     return 0;
   }
-  if (error.empty()) {
-    for (long long S : o.sizes)
-      if (S > INT_MAX / size) {
-        error = "--sizes: " + std::to_string(S) + " bytes per block times " + std::to_string(size) +
-                " ranks exceeds 2^31-1 bytes per buffer";
-        break;
-      }
-  }
+  if (error.empty()) error = sizes_fit(o.sizes, size);
   if (!error.empty()) {
     if (rank == 0) std::fprintf(stderr, "mpix-bench: %s\nTry 'mpix-bench --help'.\n", error.c_str());
     return 2;

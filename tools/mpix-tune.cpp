@@ -426,13 +426,9 @@ int tune(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   Options o;
   std::string error = parse(argc, argv, &o);
-  // The cells' buffers are addressed with int displacements, as mpix-bench's.
   int size = 1;
   MPI_Comm_size(MPI_COMM_WORLD, &size);
-  for (long long S : o.sizes)
-    if (error.empty() && !o.profile && S > INT_MAX / size)
-      error = "--sizes: " + std::to_string(S) + " bytes per block times " + std::to_string(size) +
-              " ranks exceeds 2^31-1 bytes per buffer";
+  if (error.empty() && !o.profile) error = bench::sizes_fit(o.sizes, size);
   if (o.help) {
     if (rank == 0) std::fputs(kUsage, stdout);
     return 0;

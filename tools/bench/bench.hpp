@@ -55,6 +55,9 @@ double median(std::vector<double> values);
 std::vector<std::string> split(const std::string& text, char separator);
 // "4k" -> 4096, "1m" -> 1048576; false if not a size of at most 2^31-1 bytes.
 bool parse_size(const std::string& text, long long* bytes);
+// "" where every block size of `sizes` times `ranks` fits the tools' buffers, which
+// are addressed with int displacements; else --sizes' error.
+std::string sizes_fit(const std::vector<long long>& sizes, int ranks);
 
 // Byte k of the block from `source` to `dest`: never 0xA5 (the fill of receive
 // buffers), and different between blocks, so that a misplaced block shows.

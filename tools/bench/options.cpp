@@ -205,6 +205,14 @@ bool parse_int(const std::string& text, long long low, long long high, long long
   return mpix::parse_integer(text, value) && *value >= low && *value <= high;
 }
 
+std::string sizes_fit(const std::vector<long long>& sizes, int ranks) {
+  for (long long S : sizes)
+    if (S > INT_MAX / ranks)
+      return "--sizes: " + std::to_string(S) + " bytes per block times " + std::to_string(ranks) +
+             " ranks exceeds 2^31-1 bytes per buffer";
+  return "";
+}
+
 // "4k" -> 4096, "1m" -> 1048576.
 bool parse_size(const std::string& text, long long* bytes) {
   if (text.empty()) return false;
