@@ -6,8 +6,9 @@
  * Every function returns MPIX_SUCCESS (0) or a positive MPIX_ERR_* code; after an
  * error, MPIX_Last_error_message() says what was wrong and the communicator stays
  * usable. Nothing in the library aborts, exits or prints (unless MPIX_VERBOSE=1),
- * also under MPI's default handler MPI_ERRORS_ARE_FATAL, and a call before MPI_Init
- * or after MPI_Finalize fails with MPIX_ERR_MPI; the error codes and what
+ * also under MPI's default handler MPI_ERRORS_ARE_FATAL, and a call that needs MPI
+ * before MPI_Init or after MPI_Finalize fails with MPIX_ERR_MPI (the MPIX_Info
+ * calls and MPIX_Comm_locality/_region, which make no MPI call, work then); the error codes and what
  * to do about each are listed in docs/user-guide.md ("Errors").
  *
  * Threads. With MPI_THREAD_MULTIPLE, different threads may call the library at the
@@ -137,7 +138,11 @@ int MPIX_Comm_region(const MPIX_Comm* comm, int* num_regions, int* region, int* 
  *  See docs/user-guide.md for values and ranges. Precedence: an info key, then the
  *  environment variable of the same name in upper case (MPIX_RADIX, ...; one set to
  *  the empty string counts as unset), then the built-in selection. The same hints
- *  must be given on all ranks. */
+ *  must be given on all ranks (mpix_recv_counts_known excepted, above); ranks that
+ *  ask for different algorithms, locality levels or parameters fail together. A
+ *  parameter the algorithm does not use (mpix_radix for a direct exchange) is
+ *  ignored; mpix_radix is 2..P for tuna and bruck, 2..Q (the ranks per node) for
+ *  tuna_hier_staggered and tuna_hier_coalesced. */
 /**@{*/
 int MPIX_Info_init(MPIX_Info** info);
 /** Rejects an unknown key (MPIX_ERR_INFO_KEY) and a value that is wrong on its own
@@ -251,8 +256,10 @@ int MPIX_Request_free(MPIX_Request** request);
  *  *recv_nnz and *recv_size are outputs only (their values on entry are ignored,
  *  as in MPI Advance's functions), unless the hint mpix_recv_counts_known=true
  *  says that the values passed in are the true ones: then they must be >= 0, the
- *  library may skip finding them, and their totals over all ranks are checked
- *  against what is sent (MPIX_ERR_ARG on every rank if they differ). A message of
+ *  library may skip finding them. Where every rank gives the hint, the values are
+ *  checked against what is sent before any message (MPIX_ERR_ARG on every rank if
+ *  they differ); where only some ranks give it, a value that differs from what
+ *  arrives fails that rank alone (docs/sdde.md, "Errors"). A message of
  *  2 GiB or more fails with MPIX_ERR_UNSUPPORTED before anything is sent. */
 /**@{*/
 int MPIX_Alltoall_crs(int send_nnz, const int* dest, int sendcount,
