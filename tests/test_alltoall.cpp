@@ -369,11 +369,15 @@ TEST_CASE("ipc_hybrid with MPIX_CMA=read and MPIX_CMA=off", "[ipc]") {
 // posts its exchange before the agreement (speculation.hpp): every datatype, blocks
 // past the eager limits, repeated calls (the second plans for the calls that repeat
 // it, the third runs that plan without an agreement). In place and empty blocks
-// start nothing.
+// start nothing. The agreement's rounds after the posting, or between its
+// messages (looked at after every message, every third).
 TEST_CASE("alltoall: the spread-out exchange starts before the agreement", "[speculation]") {
   if (harness::world_size() < 2) return;
+  const int interleave = GENERATE(-1, 1, 3);
+  INFO("speculation_interleave " << interleave);
   harness::Comm guard;
   guard.comm->speculation = 1;  // wherever it may, whatever the model says
+  guard.comm->speculation_interleave = interleave;
   for (const auto& types : harness::type_cases()) {
     const unsigned long long before = guard.comm->speculations_finished;
     check(DenseCase{true, Distribution::constant, 120, types.name.c_str(), Mode::blocking, false, 3, "nonblocking",
@@ -388,6 +392,8 @@ TEST_CASE("alltoall: the spread-out exchange starts before the agreement", "[spe
   check(DenseCase{true, Distribution::constant, 0, "int", Mode::blocking, false, 1, "nonblocking", {}}, guard.comm);
   CHECK(guard.comm->speculations_finished == before);
   CHECK(guard.comm->speculations_abandoned == 0);
+  // The calls that started (two of each type's three).
+  CHECK(guard.comm->speculations_interleaved == (interleave > 0 ? 2 * harness::type_cases().size() + 3 : 0));
 }
 
 // An alltoallv starts its exchange before the agreement too, each rank from its
@@ -397,8 +403,11 @@ TEST_CASE("alltoall: the spread-out exchange starts before the agreement", "[spe
 TEST_CASE("alltoallv: the spread-out exchange starts before the agreement", "[speculation]") {
   const int size = harness::world_size();
   if (size < 2) return;
+  const int interleave = GENERATE(-1, 2);
+  INFO("speculation_interleave " << interleave);
   harness::Comm guard;
   guard.comm->speculation = 1;
+  guard.comm->speculation_interleave = interleave;
   for (const auto& types : harness::type_cases())
     check(DenseCase{false, Distribution::uniform, 120, types.name.c_str(), Mode::blocking, false, 3, "nonblocking",
                     {}}, guard.comm);
@@ -499,8 +508,11 @@ TEST_CASE("mpix_early_start: true starts wherever it can, false never", "[specul
 TEST_CASE("alltoall: bad input fails everywhere although the exchange started", "[speculation]") {
   const int size = harness::world_size(), rank = harness::world_rank();
   if (size < 2) return;
+  const int interleave = GENERATE(-1, 1);
+  INFO("speculation_interleave " << interleave);
   harness::Comm guard;
   guard.comm->speculation = 1;
+  guard.comm->speculation_interleave = interleave;
   harness::Info spread_out{{"mpix_alltoall_algorithm", "nonblocking"}};
   auto good_call = [&] {
     std::vector<int> out((std::size_t)size * 4), in((std::size_t)size * 4, -1);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/agreement.hpp"
+#include "core/before_agreement.hpp"
 #include "core/carried_agreement.hpp"
 #include "core/comm.hpp"
 #include "core/model.hpp"
@@ -202,6 +203,42 @@ TEST_CASE("the carried exchange costs an agreement plus what its blocks add", "[
       if (blocks.nodes > 1)
         CHECK(mpix::carried_bruck_seconds(blocks, narrow) > mpix::carried_bruck_seconds(blocks, profile));
     }
+}
+
+// A spread-out exchange started before its agreement (before_agreement.cpp): the
+// agreement's Bruck rounds go between its messages only where the exchange is
+// bound by its posting and that is priced lower; then it costs the exchange and
+// the rounds' overheads, never less than the agreement, and the posting looks at
+// the round about once per round (more often where latency is short against the
+// overheads). Never in the lanes, nor where the exchange waits for its bytes.
+TEST_CASE("the exchange started before the agreement: its rounds between the messages where posting binds",
+          "[model]") {
+  mpix::MachineProfile profile;  // o = 0.5 us, 1.5 us between nodes
+  const mpix::ExchangeFacts facts = facts_of(64, 1, 1024);
+  const double posting = 63 * (profile.inter_send_overhead + profile.inter_recv_overhead);
+  const double agreement = mpix::blocking_agreement_seconds(facts, profile, 0);
+  const double round_overheads = profile.inter_send_overhead + profile.inter_recv_overhead;
+  const mpix::EarlyStart bound = mpix::speculative_seconds(facts, profile, posting + 1e-6, agreement, 0);
+  CHECK(bound.interleaved);
+  CHECK(bound.seconds == Approx(posting + 1e-6 + 6 * 1.5 * round_overheads));
+  CHECK(bound.seconds < posting + agreement);
+  // The lanes' rounds have several messages each: the agreement after the posting.
+  const mpix::EarlyStart lanes = mpix::speculative_seconds(facts, profile, posting + 1e-6, agreement, 2);
+  CHECK_FALSE(lanes.interleaved);
+  CHECK(lanes.seconds == Approx(posting + agreement));
+  // An exchange that waits for its bytes long after its posting hides the agreement.
+  const mpix::EarlyStart bytes = mpix::speculative_seconds(facts, profile, 4 * posting, agreement, 0);
+  CHECK_FALSE(bytes.interleaved);
+  CHECK(bytes.seconds == Approx(4 * posting));
+  // Latency short against the overheads: nothing to hide, nothing to gain.
+  mpix::MachineProfile near = profile;
+  near.inter_latency = 0.01e-6;
+  const double near_agreement = mpix::blocking_agreement_seconds(facts, near, 0);
+  CHECK_FALSE(mpix::speculative_seconds(facts, near, posting, near_agreement, 0).interleaved);
+  // Looked at about once a round: 2 (latency + overheads) / a message's overheads.
+  CHECK(mpix::posts_per_round(facts, profile) == 10);
+  CHECK(mpix::posts_per_round(facts, near) == 5);
+  CHECK(mpix::posts_per_round(facts_of(8, 8, 1024), profile) == 8);
 }
 
 // The lanes (carried_lanes.cpp): Bruck's rounds inside the node, then N - 1

@@ -48,7 +48,7 @@ struct Agreement {
 
 // The record one rank contributes, 22 long longs; reduced field by field, sums
 // by addition, the rest by their maximum: by MPI_Allreduce (agree) or by a
-// dissemination that counts every rank once (agree_carrying).
+// dissemination that counts every rank once (CarriedAgreement).
 constexpr std::size_t kRecordBytes = 22 * sizeof(long long);
 constexpr int kRecordFields = (int)(kRecordBytes / sizeof(long long));
 void encode_record(const Agreement& mine, bool carrying, long long* record);

@@ -29,17 +29,33 @@ struct Agreement;
 //   where other ranks started theirs before it and the call is valid (so ranks
 //   that decide differently need not undo what was started).
 // Where ranks decide differently otherwise, the call goes on as after any
-// agreement, correct but without the saving (agree_carrying; Speculation::abandon).
+// agreement, correct but without the saving (CarriedAgreement; Speculation::abandon).
+// - `progress_every`: where it speculates, the messages it posts between two looks
+//   at the agreement's round in flight (CarriedAgreement::progress), about one
+//   round's latency of posting; 0: the agreement begins after the posting.
 struct BeforeAgreement {
   bool carries = false, speculates = false, ready = false;
+  int progress_every = 0;
 };
 
 BeforeAgreement choose_before_agreement(Op op, const Exchange& ex, const Hints& hints, const Agreement& mine,
                                         bool fresh, MPIX_Comm_s* comm);
 
+// How many messages a rank posts between two looks at the agreement's round in
+// flight (Bruck's rounds): about one round, of a latency, a send's and a
+// receive's overhead at the level of the busiest messages, and the wait for a
+// peer that looks as seldom.
+int posts_per_round(const ExchangeFacts& f, const MachineProfile& profile);
+
 // A spread-out exchange of `exchange` seconds started before an agreement of
-// `agreement` seconds, on the layout of `f`.
-double speculative_seconds(const ExchangeFacts& f, const MachineProfile& profile, double exchange,
-                           double agreement);
+// `agreement` seconds in the pattern of `lane_group` (carried_agreement.hpp), on
+// the layout of `f`: its predicted time, and whether the agreement's rounds go
+// between its messages (CarriedAgreement::progress).
+struct EarlyStart {
+  double seconds = 0;
+  bool interleaved = false;
+};
+EarlyStart speculative_seconds(const ExchangeFacts& f, const MachineProfile& profile, double exchange,
+                               double agreement, int lane_group);
 
 }  // namespace mpix

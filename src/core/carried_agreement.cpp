@@ -164,96 +164,159 @@ void Dissemination::arrived(int distance, const long long* in) {
   combine_records(in, window_);
 }
 
-namespace {
+// The state of a CarriedAgreement in Bruck's rounds between two of its steps: the
+// round in flight (its distance, its two requests) and what the rounds before
+// it brought.
+struct CarriedAgreement::BruckRounds {
+  BruckRounds(MPIX_Comm_s* comm, const Agreement& mine, const Exchange* blocks, PlanStats* moved);
+  int post();  // the round of `distance`
+  int take();  // its message, which has arrived; the next round's distance
 
-int agree_in_bruck_rounds(MPIX_Comm_s* comm, const Agreement& mine, const Exchange* blocks, Agreement* all,
-                          bool* delivered, PlanStats* moved) {
-  const int ranks = comm->size, rank = comm->rank;
-  const MPI_Comm lib_comm = comm->lib_comm;
-  const bool sized = !mine.facts.uniform;
-  int most_blocks = 0;
-  for (int distance = 1; distance < ranks; distance <<= 1)
-    most_blocks = std::max(most_blocks, blocks_in_round(ranks, distance));
-
-  ScratchBuffer rotated;
-  Rotation rotation = make_rotation(comm, blocks, sized, ranks, true, &rotated);
-  const std::size_t header_bytes = 2 * kPackedRecordMaxBytes;
-  ScratchBuffer outgoing = comm->scratch.acquire(header_bytes + (blocks ? rotation.room(most_blocks) : 0));
-  Rotation widest{kCarriedBlockLimit, sized, nullptr, nullptr};
-  std::size_t all_rounds = 0;
-  for (int distance = 1; distance < ranks; distance <<= 1)
-    all_rounds += header_bytes + widest.room(blocks_in_round(ranks, distance));
-  Arrivals incoming(comm, blocks != nullptr, blocks ? all_rounds : header_bytes + widest.room(most_blocks));
-  moved->scratch_bytes = rotated.size() + outgoing.size() + incoming.size();
-  if (blocks)
-    for (int j = 0; j < ranks; ++j) MPIX_TRY(rotation.take(j, blocks->send.block((rank + j) % ranks), lib_comm));
-
+  MPIX_Comm_s* comm;
+  const Exchange* blocks;
+  PlanStats* moved;
+  bool sized;
+  ScratchBuffer rotated, outgoing;
+  Rotation rotation;
+  Rotation widest{kCarriedBlockLimit, false, nullptr, nullptr};
+  std::size_t header_bytes = 2 * kPackedRecordMaxBytes;
+  std::unique_ptr<Arrivals> incoming;
   long long record[kRecordFields];
+  std::unique_ptr<Dissemination> dissemination;
+  int tag = 0, distance = 1;
+  bool complete;  // every message brought blocks
+  std::vector<int> chosen;
+  char* in = nullptr;
+  MPI_Request requests[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+  MPI_Status statuses[2];
+};
+
+CarriedAgreement::BruckRounds::BruckRounds(MPIX_Comm_s* comm_, const Agreement& mine, const Exchange* blocks_,
+                                           PlanStats* moved_)
+    : comm(comm_), blocks(blocks_), moved(moved_), sized(!mine.facts.uniform), complete(blocks_ != nullptr) {
+  const int ranks = comm->size;
+  int most_blocks = 0;
+  for (int d = 1; d < ranks; d <<= 1) most_blocks = std::max(most_blocks, blocks_in_round(ranks, d));
+  rotation = make_rotation(comm, blocks, sized, ranks, true, &rotated);
+  outgoing = comm->scratch.acquire(header_bytes + (blocks ? rotation.room(most_blocks) : 0));
+  widest.sized = sized;
+  std::size_t all_rounds = 0;
+  for (int d = 1; d < ranks; d <<= 1) all_rounds += header_bytes + widest.room(blocks_in_round(ranks, d));
+  incoming = std::make_unique<Arrivals>(comm, blocks != nullptr,
+                                        blocks ? all_rounds : header_bytes + widest.room(most_blocks));
+  moved->scratch_bytes = rotated.size() + outgoing.size() + incoming->size();
   encode_carried_record(mine, blocks != nullptr, comm->rank, comm->size, record);
-  Dissemination dissemination(ranks, record);
+  dissemination = std::make_unique<Dissemination>(ranks, record);
   // The next blocking plan's tags: no plan that could be active uses them (comm.hpp),
   // and the agreement ends before that plan is made.
-  const int tag = comm->next_blocking_tag();
-  bool complete = blocks != nullptr;  // every message brought blocks
-  std::vector<int> chosen;
-  for (int distance = 1; distance < ranks; distance <<= 1) {
-    const int to = (rank + distance) % ranks, from = (rank - distance + ranks) % ranks;
-    chosen.clear();
-    for (int j = 0; j < ranks; ++j)
-      if (j & distance) chosen.push_back(j);
-    long long ours[2 * kRecordFields];
-    const std::size_t records_out = write_records(ours, dissemination.send(distance, ours), outgoing.data());
-    std::size_t block_bytes = 0;
-    // Once this rank knows the blocks cannot be delivered (a message came without
-    // them, or its records show a rank that sent none), it sends its records alone.
-    const bool sending = complete && !some_rank_declined(dissemination.result());
-    const std::size_t sent_bytes = records_out + (sending ? rotation.write(chosen, outgoing.data() + records_out) : 0);
-    if (sending)
-      for (int j : chosen) block_bytes += (std::size_t)rotation.bytes(j);
-    ++moved->rounds;
-    ++moved->messages;
-    ++moved->metadata_messages;
-    moved->payload_bytes += (long long)block_bytes;
-    moved->metadata_bytes += (long long)(sent_bytes - block_bytes);
-    int received = 0;
-    char* in = incoming.next();
-    MPIX_TRY(exchange_round(lib_comm, outgoing.data(), sent_bytes, to, in,
-                            header_bytes + widest.room((int)chosen.size()), from, tag, &received));
-    incoming.took((std::size_t)received);
-    long long theirs[2 * kRecordFields];
-    std::size_t records_in = 0;
-    MPIX_TRY(read_records(in, received, dissemination.receives(distance), from, comm, theirs, &records_in));
-    dissemination.arrived(distance, theirs);
-    complete = complete && rotation.read(chosen, in + records_in, received - (long long)records_in);
-  }
-  decode_carried_record(dissemination.result(), mine, all);
-  *delivered = blocks_valid(complete, sized, *all);
-  if (!*delivered) return MPIX_SUCCESS;
-  for (int j = 0; j < ranks; ++j) {
-    const Block block = blocks->recv.block((rank - j + ranks) % ranks);
-    // The agreed checksums say every block has the size its receiver expects; a
-    // block that does not (their chance, about 2^-64, comes from a sum that
-    // cancels) is not written.
-    if (block.bytes() == rotation.bytes(j)) MPIX_TRY(unpack_block(rotation.slot(j), block, lib_comm));
-  }
+  tag = comm->next_blocking_tag();
+}
+
+int CarriedAgreement::BruckRounds::post() {
+  const int ranks = comm->size, rank = comm->rank;
+  const int to = (rank + distance) % ranks, from = (rank - distance + ranks) % ranks;
+  chosen.clear();
+  for (int j = 0; j < ranks; ++j)
+    if (j & distance) chosen.push_back(j);
+  long long ours[2 * kRecordFields];
+  const std::size_t records_out = write_records(ours, dissemination->send(distance, ours), outgoing.data());
+  std::size_t block_bytes = 0;
+  // Once this rank knows the blocks cannot be delivered (a message came without
+  // them, or its records show a rank that sent none), it sends its records alone.
+  const bool sending = complete && !some_rank_declined(dissemination->result());
+  const std::size_t sent_bytes = records_out + (sending ? rotation.write(chosen, outgoing.data() + records_out) : 0);
+  if (sending)
+    for (int j : chosen) block_bytes += (std::size_t)rotation.bytes(j);
+  ++moved->rounds;
+  ++moved->messages;
+  ++moved->metadata_messages;
+  moved->payload_bytes += (long long)block_bytes;
+  moved->metadata_bytes += (long long)(sent_bytes - block_bytes);
+  in = incoming->next();
+  MPIX_CHECK_MPI(MPI_Irecv(in, (int)(header_bytes + widest.room((int)chosen.size())), MPI_BYTE, from, tag,
+                           comm->lib_comm, &requests[0]));
+  MPIX_CHECK_MPI(MPI_Isend(outgoing.data(), (int)sent_bytes, MPI_BYTE, to, tag, comm->lib_comm, &requests[1]));
   return MPIX_SUCCESS;
 }
 
-}  // namespace
+int CarriedAgreement::BruckRounds::take() {
+  const int from = (comm->rank - distance + comm->size) % comm->size;
+  int received = 0;
+  MPIX_CHECK_MPI(MPI_Get_count(&statuses[0], MPI_BYTE, &received));
+  incoming->took((std::size_t)received);
+  long long theirs[2 * kRecordFields];
+  std::size_t records_in = 0;
+  MPIX_TRY(read_records(in, received, dissemination->receives(distance), from, comm, theirs, &records_in));
+  dissemination->arrived(distance, theirs);
+  complete = complete && rotation.read(chosen, in + records_in, received - (long long)records_in);
+  distance <<= 1;
+  return MPIX_SUCCESS;
+}
 
-int agree_carrying(MPIX_Comm_s* comm, const Agreement& mine, const Exchange* blocks, Agreement* all,
-                   bool* delivered, PlanStats* moved) {
+CarriedAgreement::CarriedAgreement(MPIX_Comm_s* comm, const Agreement& mine, const Exchange* blocks)
+    : comm_(comm), mine_(mine), blocks_(blocks) {}
+
+CarriedAgreement::~CarriedAgreement() = default;
+
+int CarriedAgreement::begin() {
+  if (blocks_ && blocks_->max_block_bytes > kCarriedBlockLimit)
+    return fail(MPIX_ERR_ARG, "CarriedAgreement: blocks too large");
+  ++comm_->agreements;
+  if (comm_->lane_group > 0 || comm_->size < 2) return MPIX_SUCCESS;
+  bruck_ = std::make_unique<BruckRounds>(comm_, mine_, blocks_, &moved_);
+  if (blocks_)
+    for (int j = 0; j < comm_->size; ++j)
+      MPIX_TRY(bruck_->rotation.take(j, blocks_->send.block((comm_->rank + j) % comm_->size), comm_->lib_comm));
+  return bruck_->post();
+}
+
+int CarriedAgreement::progress() {
+  if (failed_ || !bruck_ || bruck_->distance >= comm_->size) return failed_;
+  int arrived = 0;
+  failed_ = test_all(2, bruck_->requests, &arrived, comm_->lib_comm, bruck_->statuses);
+  if (failed_ || !arrived) return failed_;
+  failed_ = bruck_->take();
+  if (!failed_ && bruck_->distance < comm_->size) failed_ = bruck_->post();
+  return failed_;
+}
+
+int CarriedAgreement::end(Agreement* all, bool* delivered, PlanStats* moved) {
   TimeScope agreeing(TimePhase::agreement);
   *delivered = false;
-  *moved = PlanStats{};
-  if (blocks && blocks->max_block_bytes > kCarriedBlockLimit)
-    return fail(MPIX_ERR_ARG, "agree_carrying: blocks too large");
-  ++comm->agreements;
-  MPIX_TRY(comm->lane_group > 0 ? agree_in_lanes(comm, mine, blocks, all, delivered, moved)
-                                : agree_in_bruck_rounds(comm, mine, blocks, all, delivered, moved));
+  if (failed_) return failed_;
+  if (!bruck_) {
+    if (comm_->lane_group > 0) {
+      MPIX_TRY(agree_in_lanes(comm_, mine_, blocks_, all, delivered, &moved_));
+    } else {  // one rank: its own record
+      long long record[kRecordFields];
+      encode_carried_record(mine_, blocks_ != nullptr, comm_->rank, comm_->size, record);
+      decode_carried_record(record, mine_, all);
+    }
+  } else {
+    BruckRounds& r = *bruck_;
+    while (r.distance < comm_->size) {
+      MPIX_TRY(wait_all_progressing(2, r.requests, comm_->lib_comm, r.statuses));
+      MPIX_TRY(r.take());
+      if (r.distance < comm_->size) MPIX_TRY(r.post());
+    }
+    decode_carried_record(r.dissemination->result(), mine_, all);
+    *delivered = blocks_valid(r.complete, r.sized, *all);
+    if (*delivered) {
+      const int ranks = comm_->size, rank = comm_->rank;
+      for (int j = 0; j < ranks; ++j) {
+        const Block block = blocks_->recv.block((rank - j + ranks) % ranks);
+        // The agreed checksums say every block has the size its receiver expects; a
+        // block that does not (their chance, about 2^-64, comes from a sum that
+        // cancels) is not written.
+        if (block.bytes() == r.rotation.bytes(j))
+          MPIX_TRY(unpack_block(r.rotation.slot(j), block, comm_->lib_comm));
+      }
+    }
+  }
+  *moved = moved_;
   // The one sum says that something differs; the full records say what (every
   // rank has the same sum, so all of them make this allreduce, or none).
-  if (all->inconsistent && !all->failed) MPIX_TRY(agree(comm, mine, all));
+  if (all->inconsistent && !all->failed) MPIX_TRY(agree(comm_, mine_, all));
   return MPIX_SUCCESS;
 }
 

@@ -28,6 +28,8 @@
 // a larger block, sent or received, sends its records alone, so no message
 // outgrows its receive, whatever the ranks pass.
 #pragma once
+#include <memory>
+
 #include "agreement.hpp"
 #include "model.hpp"
 
@@ -82,11 +84,37 @@ constexpr int kLaneBatch = 8;
 // ranks, or the lanes. `mine`'s facts.uniform: an alltoall (blocks without
 // sizes). `blocks`: this rank's checked exchange if it sends its blocks (every
 // block, sent or received, of at most kCarriedBlockLimit bytes), else NULL.
-// *delivered: every rank sent its blocks and the call is valid; the receive
-// buffer holds the result. *moved: the rounds, messages and bytes this rank sent
-// (blocks as payload; records and sizes as metadata) and the scratch it used.
-int agree_carrying(MPIX_Comm_s* comm, const Agreement& mine, const Exchange* blocks, Agreement* all,
-                   bool* delivered, PlanStats* moved);
+// `mine` (read when the record leaves: at begin() in Bruck's rounds, in end() in
+// the lanes) and `blocks` must stay until end().
+//
+// In steps, for a rank with work of its own while the rounds travel
+// (Speculation::start posts its exchange between them): begin() sends the first
+// round, progress() takes in the round in flight where it has arrived and sends
+// the next, without waiting, and end() waits for the rest. Only Bruck's rounds go
+// in steps; in the lanes, whose rounds have several messages each, end() makes the
+// whole agreement. end(): *all, the agreed record; *delivered: every rank sent its
+// blocks and the call is valid, the receive buffer holds the result; *moved: the
+// rounds, messages and bytes this rank sent (blocks as payload; records and sizes
+// as metadata) and the scratch it used. A failure in progress() is end()'s too.
+class CarriedAgreement {
+ public:
+  CarriedAgreement(MPIX_Comm_s* comm, const Agreement& mine, const Exchange* blocks);
+  ~CarriedAgreement();
+  CarriedAgreement(const CarriedAgreement&) = delete;
+  CarriedAgreement& operator=(const CarriedAgreement&) = delete;
+  int begin();
+  int progress();
+  int end(Agreement* all, bool* delivered, PlanStats* moved);
+
+ private:
+  struct BruckRounds;
+  MPIX_Comm_s* comm_;
+  const Agreement& mine_;
+  const Exchange* blocks_;
+  PlanStats moved_;
+  std::unique_ptr<BruckRounds> bruck_;
+  int failed_ = 0;  // progress()'s failure
+};
 
 // The lanes (carried_lanes.cpp; TuNA's hierarchical schedule, coalesced, paper
 // 000, with the agreement's records in it): Bruck's radix-2 rounds among the
@@ -120,14 +148,14 @@ int choose_lane_group(const ExchangeFacts& layout, const MachineProfile& profile
 // `lane_group` (at most min(ppn, nodes - 1)).
 int most_lane_messages(int nodes, int ppn, int lane_group);
 
-// The predicted time of agree_carrying with blocks (of facts' mean size, or an
+// The predicted time of CarriedAgreement with blocks (of facts' mean size, or an
 // alltoall's one size) in a pattern (`lane_group`: 0 for Bruck's rounds, else
 // the lanes' group size): for Bruck's rounds an agreement's (agreement_seconds:
 // the same rounds with the record alone), the time the blocks' bytes add to each
 // round, and the copies.
 double carried_seconds(const ExchangeFacts& facts, const MachineProfile& profile, int lane_group);
 double carried_bruck_seconds(const ExchangeFacts& facts, const MachineProfile& profile);
-// The predicted time of agree_carrying with records alone.
+// The predicted time of CarriedAgreement with records alone.
 double blocking_agreement_seconds(const ExchangeFacts& facts, const MachineProfile& profile, int lane_group);
 
 }  // namespace mpix

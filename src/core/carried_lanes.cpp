@@ -1,4 +1,4 @@
-// The carried agreement in lanes (carried_agreement.hpp, agree_carrying), with
+// The carried agreement in lanes (carried_agreement.hpp, CarriedAgreement), with
 // its cost model and the choice of its pattern for a communicator.
 //
 // Three phases, each node alike (nodes of one size, ppn ranks):

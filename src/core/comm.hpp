@@ -88,6 +88,12 @@ struct MPIX_Comm_s {
   // tests).
   int speculation = 0;
   unsigned long long speculations_finished = 0, speculations_late = 0, speculations_abandoned = 0;
+  // Whether such a call's agreement goes between the exchange's messages
+  // (CarriedAgreement::progress) where the model says (0), never (-1), or, looking
+  // at it after every that many messages, always (> 0; the tests); how many calls'
+  // did.
+  int speculation_interleave = 0;
+  unsigned long long speculations_interleaved = 0;
   mpix::SddeStats sdde_stats;    // of the last SDDE call
   mpix::SddeWindow sdde_window;  // of the rma SDDE algorithm
   mpix::DirectCopy direct_copy;  // pids, CMA permission, CUDA IPC handles (ipc_hybrid)

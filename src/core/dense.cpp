@@ -221,13 +221,29 @@ int plan_dense(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm, Reusabl
         local_rc == MPIX_SUCCESS
             ? choose_before_agreement(a.op, context.exchange, hints, mine, mine.changed || kept_call_only, comm)
             : BeforeAgreement{};
-    if (before.speculates) {
-      local_rc = mine.failed = speculation.start(context.exchange, comm);
-      if (local_rc != MPIX_SUCCESS) local_message = MPIX_Last_error_message();
-    }
-    mine.speculated = before.speculates;  // started, or failed while starting (then mine.failed)
+    mine.speculated = before.speculates;
     mine.unready = !mine.speculated && !(local_rc == MPIX_SUCCESS && before.ready);
-    MPIX_TRY(agree_carrying(comm, mine, before.carries ? &context.exchange : nullptr, &all, &blocks_delivered, &carried));
+    CarriedAgreement agreement(comm, mine, before.carries ? &context.exchange : nullptr);
+    // Interleaved, the agreement's rounds travel while the exchange is posted.
+    const bool interleaved = before.speculates && before.progress_every > 0;
+    if (interleaved) {
+      MPIX_TRY(agreement.begin());
+      ++comm->speculations_interleaved;
+    }
+    if (before.speculates) {
+      local_rc = speculation.start(context.exchange, comm, interleaved ? &agreement : nullptr,
+                                   before.progress_every);
+      if (local_rc != MPIX_SUCCESS) {
+        local_message = MPIX_Last_error_message();
+        mine.failed = local_rc;  // in the record, where it has not left yet
+      }
+    }
+    if (!interleaved) MPIX_TRY(agreement.begin());
+    MPIX_TRY(agreement.end(&all, &blocks_delivered, &carried));
+    // Interleaved, this rank's record left before it posted: a failure of MPI
+    // itself there (the arguments were checked) is this rank's alone, as one in
+    // any exchange after its agreement.
+    if (local_rc != MPIX_SUCCESS && !all.failed) return fail(local_rc, local_message);
     comm->blocking_choices[a.op == kAlltoall ? 0 : 1].carried = carried;
     if (all.speculated > 0) {
       const bool valid = !all.failed && all.algorithm != -2 && all.hints_hash != -2 && !all.counts_disagree &&
@@ -301,10 +317,11 @@ int plan_dense(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm, Reusabl
     choice.predicted_seconds = carried_seconds(context.facts, *context.profile, lane_group);
     if (speculated) {
       Params none;
-      choice.predicted_seconds = speculative_seconds(
-          context.facts, *context.profile,
-          predict_best(*find_algorithm(carrier, a.op), context.facts, none, *context.profile).seconds,
-          blocking_agreement_seconds(context.facts, *context.profile, lane_group));
+      choice.predicted_seconds =
+          speculative_seconds(context.facts, *context.profile,
+                              predict_best(*find_algorithm(carrier, a.op), context.facts, none, *context.profile).seconds,
+                              blocking_agreement_seconds(context.facts, *context.profile, lane_group), lane_group)
+              .seconds;
     }
     // The counters of a speculated call are those of nonblocking's plan (mpix-bench).
     choice.carried_blocks = !speculated;

@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "breakdown.hpp"
+#include "carried_agreement.hpp"
 #include "completion.hpp"
 #include "error.hpp"
 #include "large_count.hpp"
@@ -22,7 +23,7 @@ bool may_speculate(const MPIX_Comm_s* comm, long long block_bytes) {
   return comm->speculation >= -1 && comm->speculation_tag_base >= 0 && block_bytes > 0 && block_bytes < kSpeculationTags;
 }
 
-int Speculation::start(const Exchange& ex, MPIX_Comm_s* comm) {
+int Speculation::start(const Exchange& ex, MPIX_Comm_s* comm, CarriedAgreement* agreement, int every) {
   TimeScope exchanging(TimePhase::exchange);
   posted_.reserve(2 * (std::size_t)ex.size);
   requests_.reserve(2 * (std::size_t)ex.size);
@@ -38,6 +39,7 @@ int Speculation::start(const Exchange& ex, MPIX_Comm_s* comm) {
                     : irecv_block(block, peer, tag, comm->lib_comm, &request));
       posted_.push_back(Posted{peer, send != 0, block.bytes()});
       requests_.push_back(request);
+      if (agreement && every > 0 && posted_.size() % (std::size_t)every == 0) MPIX_TRY(agreement->progress());
     }
   return MPIX_SUCCESS;
 }

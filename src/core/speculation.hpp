@@ -8,7 +8,9 @@
 // the agreement would; an alltoallv's rank chooses from its own facts taken for every
 // rank's, which is near where the blocks are alike. Where that choice is the
 // spread-out exchange (`nonblocking`, all receives and sends posted at once), the
-// rank posts it before the agreement, whose rounds then overlap its messages. The
+// rank posts it before the agreement, whose rounds then overlap its messages (or,
+// where the posting is as long as the exchange, go between them: `agreement` in
+// start()). The
 // agreement counts the ranks that did (Agreement::speculated), and those that
 // could not have (Agreement::unready; a rank could where its own facts chose
 // otherwise, or it has no message to start). Where every rank could and the call
@@ -45,6 +47,8 @@ struct MPIX_Comm_s;
 
 namespace mpix {
 
+class CarriedAgreement;
+
 // Whether this rank may start an exchange of blocks of `block_bytes` before its
 // agreement: the communicator has their tag (and the tests did not forbid it).
 bool may_speculate(const MPIX_Comm_s* comm, long long block_bytes);
@@ -56,8 +60,9 @@ class Speculation {
   Speculation& operator=(const Speculation&) = delete;
   // Posts every receive (from rank - i, i = 1, 2, ...) and then every send (to
   // rank + i) of `ex`'s non-empty blocks on comm's library communicator, each
-  // under the tag of its length.
-  int start(const Exchange& ex, MPIX_Comm_s* comm);
+  // under the tag of its length. `agreement`, begun: moved on after every
+  // `every` messages posted, so that its rounds travel while the rank posts.
+  int start(const Exchange& ex, MPIX_Comm_s* comm, CarriedAgreement* agreement = nullptr, int every = 0);
   // Whether any message was posted (a failed start may have posted some).
   bool started() const { return !posted_.empty(); }
   // Every rank started, or could (none is Agreement::unready: such a rank calls
