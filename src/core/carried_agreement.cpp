@@ -262,12 +262,13 @@ int CarriedAgreement::begin() {
   if (blocks_ && blocks_->max_block_bytes > kCarriedBlockLimit)
     return fail(MPIX_ERR_ARG, "CarriedAgreement: blocks too large");
   ++comm_->agreements;
-  if (comm_->lane_group > 0 || comm_->size < 2) return MPIX_SUCCESS;
+  if (comm_->lane_group > 0) return MPIX_SUCCESS;
   bruck_ = std::make_unique<BruckRounds>(comm_, mine_, blocks_, &moved_);
   if (blocks_)
     for (int j = 0; j < comm_->size; ++j)
       MPIX_TRY(bruck_->rotation.take(j, blocks_->send.block((comm_->rank + j) % comm_->size), comm_->lib_comm));
-  return bruck_->post();
+  // One rank has no round: its record and its own block are the result.
+  return comm_->size > 1 ? bruck_->post() : MPIX_SUCCESS;
 }
 
 int CarriedAgreement::progress() {
@@ -285,13 +286,7 @@ int CarriedAgreement::end(Agreement* all, bool* delivered, PlanStats* moved) {
   *delivered = false;
   if (failed_) return failed_;
   if (!bruck_) {
-    if (comm_->lane_group > 0) {
-      MPIX_TRY(agree_in_lanes(comm_, mine_, blocks_, all, delivered, &moved_));
-    } else {  // one rank: its own record
-      long long record[kRecordFields];
-      encode_carried_record(mine_, blocks_ != nullptr, comm_->rank, comm_->size, record);
-      decode_carried_record(record, mine_, all);
-    }
+    MPIX_TRY(agree_in_lanes(comm_, mine_, blocks_, all, delivered, &moved_));
   } else {
     BruckRounds& r = *bruck_;
     while (r.distance < comm_->size) {
