@@ -15,6 +15,23 @@
 
 namespace mpix {
 
+namespace {
+
+// One round of the agreement in Bruck's rounds, at the level of its messages
+// (between nodes where there are several): its two messages' overheads, and
+// those with a latency.
+struct AgreementRound {
+  double overheads, seconds;
+};
+AgreementRound agreement_round(const ExchangeFacts& f, const MachineProfile& profile) {
+  const bool between = f.nodes > 1;
+  const double overheads = between ? profile.inter_send_overhead + profile.inter_recv_overhead
+                                   : profile.intra_send_overhead + profile.intra_recv_overhead;
+  return {overheads, (between ? profile.inter_latency : profile.intra_latency) + overheads};
+}
+
+}  // namespace
+
 // A spread-out exchange of `exchange` seconds started before an agreement of
 // `agreement`: it overlaps the agreement where its messages wait for the network,
 // but the CPU that posts them is the agreement's too (on 2 nodes of 32 at 16 B,
@@ -24,7 +41,7 @@ namespace mpix {
 // rounds go between its messages: the links are idle enough that the records
 // pass, and the call costs the exchange and the CPU of the agreement's messages.
 // Simulated on 64 nodes of 1 rank at 1 KiB (fat tree, 126 overheads of 0.25 us):
-// 36.9 us where the agreement's rounds went after the posting took 39.4 (the
+// 36.5 us where the agreement's rounds went after the posting took 39.4 (the
 // model priced that at 38.8) and the rounds alone 6.6. Where the exchange waits
 // for its bytes instead, the rounds' messages share the loaded links and the
 // agreement goes after the posting: interleaved at 16 KiB there it took 107.9 us
@@ -34,35 +51,29 @@ EarlyStart speculative_seconds(const ExchangeFacts& f, const MachineProfile& pro
   const double on_node = f.max_ppn - 1.0, off_node = f.ranks - 1.0 - on_node;
   const double posting = on_node * (profile.intra_send_overhead + profile.intra_recv_overhead) +
                          off_node * (profile.inter_send_overhead + profile.inter_recv_overhead);
-  const bool between = f.nodes > 1;
-  const double round_overheads = between ? profile.inter_send_overhead + profile.inter_recv_overhead
-                                         : profile.intra_send_overhead + profile.intra_recv_overhead;
-  const double round = (between ? profile.inter_latency : profile.intra_latency) + round_overheads;
+  const AgreementRound round = agreement_round(f, profile);
   EarlyStart early;
   early.seconds = std::max(exchange, posting + agreement);
-  if (lane_group != 0 || f.ranks < 2 || exchange > posting + round) return early;
+  if (lane_group != 0 || f.ranks < 2 || exchange > posting + round.seconds) return early;
   // Each round costs its two messages' overheads and about one look at it
   // (MPI_Test), priced as a receive's overhead. (Simulated, a round cost 0.61 us
   // of a 64-node fat tree's posting, o = 0.25 us and a look 0.1; 0.3-0.4 us on
   // fatnode's 16 x 4, o = 0.1 us, where the rounds hide 0.3 us of latency each and
   // the call took 0.2 us longer than with the agreement after the posting.)
   const double rounds = std::ceil(std::log2(f.ranks));
-  const double interleaved = std::max(exchange + rounds * 1.5 * round_overheads, agreement);
+  const double interleaved = std::max(exchange + rounds * 1.5 * round.overheads, agreement);
   early.interleaved = interleaved < early.seconds;
   early.seconds = std::min(early.seconds, interleaved);
   return early;
 }
 
 int posts_per_round(const ExchangeFacts& f, const MachineProfile& profile) {
-  const bool between = f.nodes > 1;
-  const double send = between ? profile.inter_send_overhead : profile.intra_send_overhead;
-  const double receive = between ? profile.inter_recv_overhead : profile.intra_recv_overhead;
-  const double round = (between ? profile.inter_latency : profile.intra_latency) + send + receive;
+  const AgreementRound round = agreement_round(f, profile);
   // A rank looks at the round every k posts, so a round's message, sent by a rank
   // that looked as late, comes k/2 posts of o after its latency and overheads:
   // one look a round, k o = round + k o / 2, is k = 2 round / o. (Simulated on 64
   // nodes of 1 at 1 KiB, k = 9: 36.5 us; 5: 36.9; 3: 37.7; 20: 37.1.)
-  return (int)std::clamp(std::ceil(2.0 * round / std::max(0.5 * (send + receive), 1e-9)), 1.0, 1e6);
+  return (int)std::clamp(std::ceil(2.0 * round.seconds / std::max(0.5 * round.overheads, 1e-9)), 1.0, 1e6);
 }
 
 namespace {

@@ -31,8 +31,8 @@ struct Agreement;
 // Where ranks decide differently otherwise, the call goes on as after any
 // agreement, correct but without the saving (CarriedAgreement; Speculation::abandon).
 // - `progress_every`: where it speculates, the messages it posts between two looks
-//   at the agreement's round in flight (CarriedAgreement::progress), about one
-//   round's latency of posting; 0: the agreement begins after the posting.
+//   at the agreement's round in flight (CarriedAgreement::progress;
+//   posts_per_round); 0: the agreement begins after the posting.
 struct BeforeAgreement {
   bool carries = false, speculates = false, ready = false;
   int progress_every = 0;

@@ -169,11 +169,11 @@ void Dissemination::arrived(int distance, const long long* in) {
 // it brought.
 struct CarriedAgreement::BruckRounds {
   BruckRounds(MPIX_Comm_s* comm, const Agreement& mine, const Exchange* blocks, PlanStats* moved);
-  int post();  // the round of `distance`
-  int take();  // its message, which has arrived; the next round's distance
+  int post();     // the round of `distance`
+  int advance();  // takes in its message, which has arrived, and posts the next round
+  bool done() const { return distance >= comm->size; }
 
   MPIX_Comm_s* comm;
-  const Exchange* blocks;
   PlanStats* moved;
   bool sized;
   ScratchBuffer rotated, outgoing;
@@ -181,7 +181,6 @@ struct CarriedAgreement::BruckRounds {
   Rotation widest{kCarriedBlockLimit, false, nullptr, nullptr};
   std::size_t header_bytes = 2 * kPackedRecordMaxBytes;
   std::unique_ptr<Arrivals> incoming;
-  long long record[kRecordFields];
   std::unique_ptr<Dissemination> dissemination;
   int tag = 0, distance = 1;
   bool complete;  // every message brought blocks
@@ -191,9 +190,9 @@ struct CarriedAgreement::BruckRounds {
   MPI_Status statuses[2];
 };
 
-CarriedAgreement::BruckRounds::BruckRounds(MPIX_Comm_s* comm_, const Agreement& mine, const Exchange* blocks_,
+CarriedAgreement::BruckRounds::BruckRounds(MPIX_Comm_s* comm_, const Agreement& mine, const Exchange* blocks,
                                            PlanStats* moved_)
-    : comm(comm_), blocks(blocks_), moved(moved_), sized(!mine.facts.uniform), complete(blocks_ != nullptr) {
+    : comm(comm_), moved(moved_), sized(!mine.facts.uniform), complete(blocks != nullptr) {
   const int ranks = comm->size;
   int most_blocks = 0;
   for (int d = 1; d < ranks; d <<= 1) most_blocks = std::max(most_blocks, blocks_in_round(ranks, d));
@@ -205,6 +204,7 @@ CarriedAgreement::BruckRounds::BruckRounds(MPIX_Comm_s* comm_, const Agreement& 
   incoming = std::make_unique<Arrivals>(comm, blocks != nullptr,
                                         blocks ? all_rounds : header_bytes + widest.room(most_blocks));
   moved->scratch_bytes = rotated.size() + outgoing.size() + incoming->size();
+  long long record[kRecordFields];
   encode_carried_record(mine, blocks != nullptr, comm->rank, comm->size, record);
   dissemination = std::make_unique<Dissemination>(ranks, record);
   // The next blocking plan's tags: no plan that could be active uses them (comm.hpp),
@@ -239,7 +239,7 @@ int CarriedAgreement::BruckRounds::post() {
   return MPIX_SUCCESS;
 }
 
-int CarriedAgreement::BruckRounds::take() {
+int CarriedAgreement::BruckRounds::advance() {
   const int from = (comm->rank - distance + comm->size) % comm->size;
   int received = 0;
   MPIX_CHECK_MPI(MPI_Get_count(&statuses[0], MPI_BYTE, &received));
@@ -250,7 +250,7 @@ int CarriedAgreement::BruckRounds::take() {
   dissemination->arrived(distance, theirs);
   complete = complete && rotation.read(chosen, in + records_in, received - (long long)records_in);
   distance <<= 1;
-  return MPIX_SUCCESS;
+  return done() ? MPIX_SUCCESS : post();
 }
 
 CarriedAgreement::CarriedAgreement(MPIX_Comm_s* comm, const Agreement& mine, const Exchange* blocks)
@@ -268,16 +268,14 @@ int CarriedAgreement::begin() {
     for (int j = 0; j < comm_->size; ++j)
       MPIX_TRY(bruck_->rotation.take(j, blocks_->send.block((comm_->rank + j) % comm_->size), comm_->lib_comm));
   // One rank has no round: its record and its own block are the result.
-  return comm_->size > 1 ? bruck_->post() : MPIX_SUCCESS;
+  return bruck_->done() ? MPIX_SUCCESS : bruck_->post();
 }
 
 int CarriedAgreement::progress() {
-  if (failed_ || !bruck_ || bruck_->distance >= comm_->size) return failed_;
+  if (failed_ || !bruck_ || bruck_->done()) return failed_;
   int arrived = 0;
   failed_ = test_all(2, bruck_->requests, &arrived, comm_->lib_comm, bruck_->statuses);
-  if (failed_ || !arrived) return failed_;
-  failed_ = bruck_->take();
-  if (!failed_ && bruck_->distance < comm_->size) failed_ = bruck_->post();
+  if (!failed_ && arrived) failed_ = bruck_->advance();
   return failed_;
 }
 
@@ -289,10 +287,9 @@ int CarriedAgreement::end(Agreement* all, bool* delivered, PlanStats* moved) {
     MPIX_TRY(agree_in_lanes(comm_, mine_, blocks_, all, delivered, &moved_));
   } else {
     BruckRounds& r = *bruck_;
-    while (r.distance < comm_->size) {
+    while (!r.done()) {
       MPIX_TRY(wait_all_progressing(2, r.requests, comm_->lib_comm, r.statuses));
-      MPIX_TRY(r.take());
-      if (r.distance < comm_->size) MPIX_TRY(r.post());
+      MPIX_TRY(r.advance());
     }
     decode_carried_record(r.dissemination->result(), mine_, all);
     *delivered = blocks_valid(r.complete, r.sized, *all);
