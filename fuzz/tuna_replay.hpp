@@ -2,10 +2,12 @@
 // count and radix by moving every block of every rank: each block leaves from
 // where the schedule says it is (the send buffer or its slot of T), arrives into a
 // slot that is free at that moment (free before the round, or vacated by a send of
-// an earlier part of the same round), no slot index reaches past T's
-// B = Q - (K + 1) slots, and at the end every block has been delivered exactly
-// once, to its destination. Aborts with a message otherwise. Used by the fuzz
-// targets fuzz_schedule and fuzz_hier_schedule.
+// an earlier part of the same round), no slot index reaches past T (B = Q - (K + 1)
+// slots; with one part per round, tuna_one_part_slots, never more than the paper's
+// code holds: B and two of the largest round, r^(w-1) blocks each), and at the end
+// every block has been delivered exactly once, to its destination. Aborts with a
+// message otherwise. Used by the fuzz targets fuzz_schedule and fuzz_hier_schedule,
+// for both schedules.
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -25,10 +27,18 @@ namespace tuna_replay {
     }                                                                                \
   } while (0)
 
-inline void replay(int p, int radix) {
-  const mpix::TunaSchedule schedule = mpix::tuna_schedule(p, radix);
+inline void replay_one(int p, int radix, bool one_part) {
+  const mpix::TunaSchedule schedule = mpix::tuna_schedule(p, radix, one_part);
   const int slots = schedule.slots;
-  TUNA_CHECK(slots == mpix::tuna_temp_blocks(p, radix));
+  if (one_part) {
+    long long largest_round = 1;
+    while (largest_round * radix < p) largest_round *= radix;
+    TUNA_CHECK(slots >= mpix::tuna_temp_blocks(p, radix));
+    TUNA_CHECK(p <= 1 || slots <= mpix::tuna_temp_blocks(p, radix) + 2 * largest_round);
+    for (const auto& round : schedule.rounds) TUNA_CHECK(round.parts == 1);
+  } else {
+    TUNA_CHECK(slots == mpix::tuna_temp_blocks(p, radix));
+  }
   TUNA_CHECK((int)schedule.rounds.size() == (p <= 1 ? 0 : mpix::bruck_rounds(p, radix)));
   // The schedule is the same at every rank (indices are relative), so where index i
   // is (kSendBuffer, a slot, or kDelivered) is one table; which origin's block it
@@ -87,6 +97,11 @@ inline void replay(int p, int radix) {
   for (int i = 1; i < p; ++i) TUNA_CHECK(where[i] == kDelivered);
   for (int from = 0; from < p; ++from)
     for (int to = 0; to < p; ++to) TUNA_CHECK(delivered[(std::size_t)from * p + to] == (from == to ? 0 : 1));
+}
+
+inline void replay(int p, int radix) {
+  replay_one(p, radix, false);
+  replay_one(p, radix, true);
 }
 
 }  // namespace tuna_replay

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -191,15 +192,31 @@ TEST_CASE("hierarchical TuNA: radix 2..Q, block_count 1, 2, unlimited, on emulat
   }
 }
 
+// T's room in the paper's code (section III-C, its send and receive buffers): B
+// slots and two of the largest round, r^(w-1) blocks each.
+int paper_room(int p, int r) {
+  long long largest_round = 1;
+  while (largest_round * r < p) largest_round *= r;
+  return bruck_formula(p, r).temp_blocks + (p > 1 ? 2 * (int)largest_round : 0);
+}
+
 // Replays TuNA's T schedule and checks it, independently of how it was built: every
 // block follows its digits, leaves from the slot it was put in, and arrives into a
 // slot that is free at that moment (free before the round, or vacated by a send of
-// an earlier part of the same round); T never needs more than B slots.
-void check_schedule(int p, int r) {
-  const mpix::TunaSchedule schedule = mpix::tuna_schedule(p, r);
+// an earlier part of the same round); T never needs more than B slots, or, with one
+// part per round, more than the paper's code holds.
+void check_schedule(int p, int r, bool one_part) {
+  const mpix::TunaSchedule schedule = mpix::tuna_schedule(p, r, one_part);
   const Bruck f = bruck_formula(p, r);
-  INFO("P=" << p << " radix=" << r);
-  REQUIRE(schedule.slots == f.temp_blocks);
+  INFO("P=" << p << " radix=" << r << " one_part=" << one_part);
+  if (one_part) {
+    REQUIRE(schedule.slots >= f.temp_blocks);
+    REQUIRE(schedule.slots <= paper_room(p, r));
+    REQUIRE(schedule.slots == mpix::tuna_one_part_slots(p, r));
+    for (const auto& round : schedule.rounds) REQUIRE(round.parts == 1);
+  } else {
+    REQUIRE(schedule.slots == f.temp_blocks);
+  }
   REQUIRE((int)schedule.rounds.size() == f.rounds);
   std::vector<int> slot_of(p, -1), owner(std::max(1, schedule.slots), -1);
   std::vector<int> hops_seen(p, 0);
@@ -247,9 +264,9 @@ void check_schedule(int p, int r) {
 
 // Data messages per rank of a TuNA exchange: one per part of every round (the
 // schedule itself is checked by check_schedule).
-int schedule_messages(int p, int r) {
+int schedule_messages(int p, int r, bool one_part) {
   int total = 0;
-  for (const auto& round : mpix::tuna_schedule(p, r).rounds) total += round.parts;
+  for (const auto& round : mpix::tuna_schedule(p, r, one_part).rounds) total += round.parts;
   return total;
 }
 
@@ -264,18 +281,23 @@ TEST_CASE("tuna and bruck counters follow the formulas", "[logtime][counters]") 
     for (const char* algorithm : {"tuna", "bruck"}) {
       INFO(algorithm);
       Counters c = measure(guard.comm, true, algorithm, keys, block, 2);
+      // Blocks this small take one message per round (tuna_one_part).
+      REQUIRE(mpix::tuna_one_part(size, r, block));
       CHECK(c.run.rounds == f.rounds);
-      CHECK(c.run.messages == schedule_messages(size, r));
-      if (f.one_part_rounds) CHECK(c.run.messages == f.rounds);
+      CHECK(c.run.messages == f.rounds);
+      CHECK(c.run.messages == schedule_messages(size, r, true));
       CHECK(c.run.payload_bytes == f.hops * block);
       CHECK(c.run.metadata_messages == 0);
       CHECK(c.run.metadata_bytes == 0);
       // TuNA's metadata: one message per round, at init only; Bruck has none.
       CHECK(c.init.metadata_messages == (std::string(algorithm) == "tuna" ? f.rounds : 0));
-      // The only scratch is T: exactly B = P - (K + 1) blocks of M (section III-C);
-      // nothing at r >= P - 1.
+      // The only scratch is T: B = P - (K + 1) blocks of M (section III-C) where
+      // no round needs parts, else the slots of one message per round, within the
+      // paper's code's room; nothing at r >= P - 1.
       CHECK(f.temp_blocks == size - (f.rounds + 1));
-      CHECK(c.run.scratch_bytes == (std::size_t)f.temp_blocks * block);
+      CHECK(c.run.scratch_bytes == (std::size_t)mpix::tuna_one_part_slots(size, r) * block);
+      if (f.one_part_rounds) CHECK(c.run.scratch_bytes == (std::size_t)f.temp_blocks * block);
+      CHECK(c.run.scratch_bytes <= (std::size_t)paper_room(size, r) * block);
       if (r >= size - 1) CHECK(c.run.scratch_bytes == 0);
     }
   }
@@ -300,27 +322,67 @@ TEST_CASE("tuna and bruck counters follow the formulas", "[logtime][counters]") 
       for (int other = 0; other < size; ++other)
         m = std::max(m, mpix::workload::block_bytes(Distribution::uniform, 200, peer, other, size, 7));
     INFO("alltoallv radix " << r << " M=" << m);
-    CHECK(c.run.scratch_bytes == (std::size_t)(f.temp_blocks * m));
+    CHECK(c.run.scratch_bytes == (std::size_t)(mpix::tuna_one_part_slots(size, r) * m));
     CHECK(c.run.rounds <= f.rounds);
-    // Against the plain two-phase Bruck (ref. [10]), which holds P blocks of M.
-    if (size > 1) CHECK(c.run.scratch_bytes < (std::size_t)(size * m));
+    // Against the plain two-phase Bruck (ref. [10]), which holds P blocks of M
+    // (below 32 ranks also with one part per round: 13 slots at P = 16, r = 2).
+    if (size > 1 && size < 32) CHECK(c.run.scratch_bytes < (std::size_t)(size * m));
   }
 }
 
-TEST_CASE("TuNA's T schedule stays within B = P - (K + 1) slots", "[logtime][schedule]") {
+TEST_CASE("TuNA's T schedule: B = P - (K + 1) slots in parts, or one message per round", "[logtime][schedule]") {
   if (harness::world_rank() != 0) return;
-  for (int p = 1; p <= 70; ++p)
-    for (int r = 2; r <= std::max(2, p); ++r) check_schedule(p, r);
-  for (int p : {100, 127, 128, 255, 256, 500, 512, 1000, 1024})
-    for (int r : {2, 3, 4, 5, 7, 8, 16, 31, 32, p / 2, p - 2, p - 1, p}) check_schedule(p, r);
+  for (bool one_part : {false, true}) {
+    for (int p = 1; p <= 70; ++p)
+      for (int r = 2; r <= std::max(2, p); ++r) check_schedule(p, r, one_part);
+    for (int p = 71; p <= 300; ++p)
+      for (int r : {2, 3, 4, 5, 6, 7, 8, (int)std::ceil(std::sqrt((double)p)), p / 2, p - 1, p})
+        check_schedule(p, r, one_part);
+    for (int p : {500, 512, 1000, 1024})
+      for (int r : {2, 3, 4, 5, 7, 8, 16, 31, 32, p / 2, p - 2, p - 1, p}) check_schedule(p, r, one_part);
+  }
   // Where blocks have three or more non-zero digits some rounds need more than one
-  // part (P = 8, r = 2: index 7 leaves T while it arrives to stay).
+  // part (P = 8, r = 2: index 7 leaves T while it arrives to stay), or a slot more.
   CHECK(mpix::tuna_schedule(8, 2).rounds[1].parts == 2);
   CHECK(mpix::tuna_schedule(16, 4).rounds[1].parts == 1);
-  // The message counts of the memory table in docs/algorithms-logtime.md.
-  CHECK(schedule_messages(64, 2) == 12);
-  CHECK(schedule_messages(256, 2) == 20);
-  CHECK(schedule_messages(256, 16) == 30);
+  CHECK(mpix::tuna_one_part_slots(8, 2) == 5);
+  // The message counts and slots of the memory table in docs/algorithms-logtime.md.
+  CHECK(schedule_messages(64, 2, false) == 12);
+  CHECK(schedule_messages(256, 2, false) == 20);
+  CHECK(schedule_messages(256, 16, false) == 30);
+  CHECK(mpix::tuna_one_part_slots(64, 2) == 73);
+  CHECK(mpix::tuna_one_part_slots(64, 8) == 49);
+  CHECK(mpix::tuna_one_part_slots(256, 2) == 337);
+  CHECK(mpix::tuna_one_part_slots(256, 16) == 225);
+}
+
+TEST_CASE("TuNA's rounds are one message each unless T would grow past its room", "[logtime][schedule]") {
+  if (harness::world_rank() != 0) return;
+  // P = 64, r = 2: one part per round takes 16 slots more than B = 57.
+  const double room = mpix::kTunaOnePartRoom;
+  CHECK(mpix::tuna_one_part(64, 2, 1024));
+  CHECK(mpix::tuna_one_part(64, 2, room / 16));
+  CHECK_FALSE(mpix::tuna_one_part(64, 2, room / 16 + 1));
+  // No slot more (r >= sqrt(P), or nothing in T): one part at any block size.
+  CHECK(mpix::tuna_one_part(64, 8, 1e12));
+  CHECK(mpix::tuna_one_part(64, 64, 1e12));
+  CHECK(mpix::tuna_one_part(1, 2, 1e12));
+  // The model prices the schedule the plans run: at r = 2, P = 64, K = 6 rounds as
+  // 6 messages for small blocks, 12 (parts) past the room.
+  auto messages = [](double block) {
+    mpix::ExchangeFacts facts;
+    facts.ranks = 64;
+    facts.nodes = 1;
+    facts.max_ppn = 64;
+    facts.max_block = (long long)block;
+    mpix::Cost cost;
+    mpix::add_tuna_rounds(&cost, facts, 64, 2, block, 1, true, false);
+    double total = 0;
+    for (const mpix::RoundCost& round : cost.rounds) total += round.intra.messages;
+    return total;
+  };
+  CHECK(messages(1024) == 6);
+  CHECK(messages(room / 8) == 12);
 }
 
 // The inter-node rounds of hierarchical TuNA: in every round the ranks of a node send
@@ -380,7 +442,8 @@ TEST_CASE("hierarchical counters: intra-node TuNA rounds, then Q(N-1) or N-1 int
                                {{"mpix_radix", std::to_string(r)}, {"mpix_block_count", bc}}, block, 2);
           INFO(algorithm << " ppn=" << ppn << " radix=" << r << " block_count=" << bc);
           CHECK(c.run.rounds == f.rounds + inter_rounds);
-          CHECK(c.run.messages == schedule_messages(q, r) + inter_messages);
+          CHECK(c.run.messages == schedule_messages(q, r, true) + inter_messages);
+          CHECK(c.run.messages == f.rounds + inter_messages);
           // Intra-node: N pieces per block per hop; inter-node: Q(N-1) blocks.
           CHECK(c.run.payload_bytes == (long long)block * (n * f.hops + (long long)q * (n - 1)));
           CHECK(c.init.metadata_messages == f.rounds);

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <map>
 #include <mutex>
+#include <tuple>
 
 #include "../core/algorithms.hpp"
 #include "../core/comm.hpp"
@@ -44,7 +45,7 @@ int tuna_temp_blocks(int ranks, int radix) {
 
 int modulo(long long a, int q) { return (int)(((a % q) + q) % q); }
 
-TunaSchedule tuna_schedule(int ranks, int radix) {
+TunaSchedule tuna_schedule(int ranks, int radix, bool one_part) {
   TunaSchedule schedule;
   radix = std::max(2, radix);
   schedule.slots = tuna_temp_blocks(ranks, radix);
@@ -78,8 +79,8 @@ TunaSchedule tuna_schedule(int ranks, int radix) {
       int part = 0;
       for (int i : staying) {
         if (free_slots.empty()) {
-          if (released.empty()) {
-            free_slots.push_back(schedule.slots++);  // never seen; see the header
+          if (one_part || released.empty()) {
+            free_slots.push_back(schedule.slots++);  // with two or more parts: never seen; see the header
           } else {
             ++part;
             free_slots.insert(free_slots.end(), released.begin(), released.end());
@@ -109,24 +110,42 @@ struct RoundShape {
   int distance, hops, parts;
 };
 
-const std::vector<RoundShape>& tuna_shape(int ranks, int radix) {
+struct ScheduleShape {
+  std::vector<RoundShape> rounds;
+  int slots = 0;
+};
+
+const ScheduleShape& tuna_shape(int ranks, int radix, bool one_part) {
   static std::mutex mutex;
-  static std::map<std::pair<int, int>, std::vector<RoundShape>> shapes;
+  static std::map<std::tuple<int, int, bool>, ScheduleShape> shapes;
   std::lock_guard<std::mutex> lock(mutex);
-  auto found = shapes.find({ranks, radix});
+  auto found = shapes.find({ranks, radix, one_part});
   if (found != shapes.end()) return found->second;
-  std::vector<RoundShape> shape;
-  for (const TunaSchedule::Round& round : tuna_schedule(ranks, radix).rounds)
-    shape.push_back(RoundShape{round.distance, (int)round.hops.size(), round.parts});
-  return shapes.emplace(std::make_pair(ranks, radix), std::move(shape)).first->second;
+  const TunaSchedule schedule = tuna_schedule(ranks, radix, one_part);
+  ScheduleShape shape;
+  shape.slots = schedule.slots;
+  for (const TunaSchedule::Round& round : schedule.rounds)
+    shape.rounds.push_back(RoundShape{round.distance, (int)round.hops.size(), round.parts});
+  return shapes.emplace(std::make_tuple(ranks, radix, one_part), std::move(shape)).first->second;
 }
 
 }  // namespace
 
+int tuna_one_part_slots(int ranks, int radix) {
+  return tuna_shape(ranks, std::max(2, radix), true).slots;
+}
+
+bool tuna_one_part(int ranks, int radix, double slot_bytes) {
+  const double added = tuna_one_part_slots(ranks, radix) - tuna_temp_blocks(ranks, std::max(2, radix));
+  return added * slot_bytes <= kTunaOnePartRoom;
+}
+
 void add_tuna_rounds(Cost* cost, const ExchangeFacts& facts, int members, int radix, double block_bytes,
                      int pieces, bool intra_only, bool metadata) {
   if (members <= 1) return;
-  for (const RoundShape& shape : tuna_shape(members, std::max(2, radix))) {
+  radix = std::max(2, radix);
+  const bool one_part = tuna_one_part(members, radix, (double)pieces * facts.max_block);
+  for (const RoundShape& shape : tuna_shape(members, radix, one_part).rounds) {
     const double inter = intra_only || facts.nodes <= 1 ? 0.0 : inter_node_fraction(shape.distance, facts.max_ppn, members);
     RoundCost round;
     LevelCounts& level = inter > 0 ? round.inter : round.intra;
@@ -163,7 +182,8 @@ int TunaCore::plan(BruckSetup setup, PlanStats* init_stats) {
   arriving_.assign(q_, std::vector<long long>(q_ > 0 ? setup_.pieces[me] : 0, 0));
   rounds_.clear();
   if (q_ <= 1) return MPIX_SUCCESS;
-  const TunaSchedule schedule = tuna_schedule(q_, radix_);
+  const TunaSchedule schedule =
+      tuna_schedule(q_, radix_, tuna_one_part(q_, radix_, (double)max_pieces_ * setup_.max_piece));
   temp_slots_ = schedule.slots;
 
   // Sizes of the pieces of the block with index i at this rank, as the rounds go.

@@ -258,27 +258,37 @@ struct BruckSetup {
 };
 
 // Where T's blocks live (section III-C), as a schedule that depends only on the
-// member count and the radix, so every member computes the same one. T has B =
-// Q - (K + 1) slots: one per block that is not direct (two or more non-zero digits).
+// member count and the radix, so every member computes the same one. The paper's
+// T has B = Q - (K + 1) slots: one per block that is not direct (two or more
+// non-zero digits).
 //
 // The paper gives each such block its own slot, t = o - 1 - dx (r - 1) - dz. That
 // is enough only if a round's sends are finished before its receives land (the
-// paper's code packs the outgoing blocks into a separate send buffer first). Here
-// the rounds are zero-copy: blocks leave from T and arrive into T in the same
-// non-blocking round, so a block that moves on while another with the same index
-// arrives to stay (three or more non-zero digits) needs its slot twice. Counting
-// shows that no fixed mapping fits in B slots then (P = 8, r = 2 needs 5 of 4), so
-// slots are handed out from a free list, and a round whose staying arrivals
-// outnumber the free slots is split into parts: part 0 carries every block that
-// needs no free slot and as many as fit; part j + 1 the next ones, into the slots
-// that the sends of parts <= j vacated. All of a round's sends are posted with
-// part 0; the receive of part j + 1 is posted once the sends of part j are
-// complete, so the parts cost no extra round trip while messages are eager, and
-// cannot deadlock (part 0's receives wait for nothing). Blocks that leave T
-// are placed first, since their sends free slots for the next part. T stays
-// exactly B slots (tests check that for every Q <= 300 and radix); should a case
-// ever lack a free slot with nothing left to free, one more slot is added rather
-// than failing (the schedule test would catch it).
+// paper's code packs the outgoing blocks into a separate send buffer first, and
+// receives into another: 2 r^(w-1) blocks of room besides T). Here the rounds are
+// zero-copy: blocks leave from T and arrive into T in the same non-blocking round,
+// so a block that moves on while another with the same index arrives to stay
+// (three or more non-zero digits, r < sqrt(Q)) needs its slot twice, and no fixed
+// mapping fits in B slots (P = 8, r = 2 needs 5 of 4). So slots are handed out
+// from a free list, blocks that leave T placed first, and where a round's staying
+// arrivals outnumber the free slots, either
+// - (`one_part`, what plans run unless that would take more than kTunaOnePartRoom
+//   bytes more than B slots: tuna_one_part) T gets one more slot: every round is one
+//   message. T then holds at most B + 2 r^(w-1) slots, the paper's code's T and
+//   round buffers (tests check that for every Q <= 70 and radix, and up to Q =
+//   1024 for radices 2-8, sqrt Q and above); in those cases at most 1.43 B (Q =
+//   1024, r = 2; at Q = 64, r = 2, 73 slots for B = 57, where the 12 messages of
+//   the rounds in parts become 6); or
+// - the round is split into parts, and T stays exactly B slots: part 0 carries
+//   every block that needs no free slot and as many as fit; part j + 1 the next
+//   ones, into the slots that the sends of parts <= j vacated. All of a round's
+//   sends are posted with part 0; the receive of part j + 1 is posted once the
+//   sends of part j are complete, so the parts cannot deadlock (part 0's receives
+//   wait for nothing), but each costs a message and that wait: in simulation
+//   (fattree, 64 nodes of 1, 256 B) a persistent `bruck` r = 2 took 24.8 us in
+//   parts, 17.2 in one part each round. Should a case ever lack a free slot with
+//   nothing left to free, one more slot is added rather than failing (the
+//   schedule test would catch it).
 struct TunaSchedule {
   struct Hop {
     int index = 0;      // relative block index i (digit x is z)
@@ -293,11 +303,23 @@ struct TunaSchedule {
   std::vector<Round> rounds;
   int slots = 0;
 };
-TunaSchedule tuna_schedule(int ranks, int radix);
+TunaSchedule tuna_schedule(int ranks, int radix, bool one_part = false);
+
+// The most T may take beyond the B slots of the tight schedule for its rounds to
+// be one message each: 64 MiB, as tuna_carried's round buffers (a decision: past
+// it the blocks are large, where a message more per round costs little against
+// their bytes, and memory may be short).
+constexpr double kTunaOnePartRoom = 64.0 * 1024 * 1024;
+// T's slots with one message per round (tuna_schedule with one_part).
+int tuna_one_part_slots(int ranks, int radix);
+// Whether the plans of Q = `ranks` members at `radix`, whose T slots hold
+// `slot_bytes` each, run one message per round (within kTunaOnePartRoom).
+bool tuna_one_part(int ranks, int radix, double slot_bytes);
 
 // The cost model's view of the TuNA core over `members` ranks of a node-ordered
-// communicator: every round of tuna_schedule(members, radix) moves its blocks of
-// `block_bytes` (in `pieces` pieces) in one message per part; with `metadata`, each
+// communicator: every round of the schedule its plans run (tuna_one_part, with
+// slots of `pieces` x facts.max_block) moves its blocks of `block_bytes` (in
+// `pieces` pieces) in one message per part; with `metadata`, each
 // round also sends the pieces' sizes once, at init. `intra_only`: the members are
 // one node's ranks; else rounds whose distance crosses a node boundary (for
 // consecutive ranks on nodes of facts.max_ppn) cost an inter-node message. Every
@@ -311,8 +333,8 @@ void add_tuna_rounds(Cost* cost, const ExchangeFacts& facts, int members, int ra
 // The TuNA core. Rounds (x, z) for x < w = ceil(log_r Q), 1 <= z < r, z r^x < Q:
 // slot i (the block for member me + i, by the index array: no data rotation) goes to
 // member me + z r^x when digit x of i is z. A block arriving where it belongs goes to
-// its final place; one still travelling goes into T (B slots of max_piece bytes per
-// piece, placed by tuna_schedule()).
+// its final place; one still travelling goes into T (slots of max_piece bytes per
+// piece, placed by tuna_schedule(); one message per round where tuna_one_part).
 class TunaCore {
  public:
   TunaCore() = default;
