@@ -15,6 +15,7 @@
 
 #include "alltoallv/bruck.hpp"
 #include "alltoallv/hierarchical.hpp"
+#include "core/comm.hpp"
 #include "core/request.hpp"
 #include "harness.hpp"
 
@@ -383,6 +384,42 @@ TEST_CASE("TuNA's rounds are one message each unless T would grow past its room"
   };
   CHECK(messages(1024) == 6);
   CHECK(messages(room / 8) == 12);
+}
+
+// The rounds in parts, as the plans run them where T's slots for one message per
+// round would take more than their room (blocks of MiBs): the same results (blocking
+// calls made again, which carry the change bit in every part), B slots of T, one
+// message per part.
+TEST_CASE("TuNA's rounds in parts (T of B slots) equal MPI", "[logtime][parts]") {
+  harness::Comm guard;
+  guard.comm->tuna_one_part_room = 0;
+  const int size = harness::world_size();
+  for (int r : {2, 3}) {
+    if (r > std::max(2, size)) continue;
+    const Keys keys = {{"mpix_radix", std::to_string(r)}};
+    INFO("radix " << r);
+    check(DenseCase{false, Distribution::uniform, 160, "vector", Mode::blocking, false, 3, "tuna", keys}, guard.comm);
+    check(DenseCase{false, Distribution::powerlaw, 160, "int", Mode::persistent, false, 2, "tuna", keys}, guard.comm);
+    check(DenseCase{true, Distribution::constant, 48, "mixed", Mode::blocking, false, 3, "bruck", keys}, guard.comm);
+    check(DenseCase{true, Distribution::constant, 48, "int", Mode::blocking, true, 1, "bruck", keys}, guard.comm);
+    const Bruck f = bruck_formula(size, r);
+    for (const char* algorithm : {"tuna", "bruck"}) {
+      Counters c = measure(guard.comm, true, algorithm, keys, 64, 2);
+      INFO(algorithm);
+      CHECK(c.run.messages == schedule_messages(size, r, false));
+      CHECK(c.run.scratch_bytes == (std::size_t)f.temp_blocks * 64);
+    }
+  }
+  // Nodes of 8 (at 16 ranks) have parts at r = 2.
+  for (int ppn : node_layouts()) {
+    REQUIRE(MPIX_Comm_update_locality(guard.comm, ppn) == MPIX_SUCCESS);
+    INFO("ppn=" << ppn);
+    for (const char* algorithm : kHierarchical)
+      check(DenseCase{false, Distribution::uniform, 120, "int", Mode::blocking, false, 3, algorithm,
+                      {{"mpix_radix", "2"}, {"mpix_block_count", "2"}}},
+            guard.comm);
+  }
+  if (size >= 8) CHECK(schedule_messages(size, 2, false) > schedule_messages(size, 2, true));
 }
 
 // The inter-node rounds of hierarchical TuNA: in every round the ranks of a node send

@@ -135,9 +135,13 @@ int tuna_one_part_slots(int ranks, int radix) {
   return tuna_shape(ranks, std::max(2, radix), true).slots;
 }
 
-bool tuna_one_part(int ranks, int radix, double slot_bytes) {
+bool tuna_one_part(int ranks, int radix, double slot_bytes, double room) {
   const double added = tuna_one_part_slots(ranks, radix) - tuna_temp_blocks(ranks, std::max(2, radix));
-  return added * slot_bytes <= kTunaOnePartRoom;
+  return added * slot_bytes <= room;
+}
+
+double tuna_one_part_room(const MPIX_Comm_s* comm) {
+  return comm->tuna_one_part_room < 0 ? kTunaOnePartRoom : comm->tuna_one_part_room;
 }
 
 void add_tuna_rounds(Cost* cost, const ExchangeFacts& facts, int members, int radix, double block_bytes,
@@ -183,7 +187,7 @@ int TunaCore::plan(BruckSetup setup, PlanStats* init_stats) {
   rounds_.clear();
   if (q_ <= 1) return MPIX_SUCCESS;
   const TunaSchedule schedule =
-      tuna_schedule(q_, radix_, tuna_one_part(q_, radix_, (double)max_pieces_ * setup_.max_piece));
+      tuna_schedule(q_, radix_, tuna_one_part(q_, radix_, (double)max_pieces_ * setup_.max_piece, setup_.one_part_room));
   temp_slots_ = schedule.slots;
 
   // Sizes of the pieces of the block with index i at this rank, as the rounds go.
@@ -354,6 +358,7 @@ class BruckPlan : public ByteExchangePlan {
     setup.max_piece = ex_.max_block_bytes;
     setup.pieces.assign(size, 1);
     setup.out.assign(size, {});
+    setup.one_part_room = tuna_one_part_room(context.comm);
     for (int t = 0; t < size; ++t)
       if (t != me) setup.out[t] = {send_.piece(t)};
     MPIX_TRY(core_.plan(std::move(setup), &init_stats));

@@ -240,6 +240,12 @@ int bruck_rounds(int ranks, int radix);
 // Slots of TuNA's temporary buffer T (section III-C): B = Q - (K + 1).
 int tuna_temp_blocks(int ranks, int radix);
 
+// The most T may take beyond the B slots of the tight schedule for its rounds to
+// be one message each: 64 MiB, as tuna_carried's round buffers (a decision: past
+// it the blocks are large, where a message more per round costs little against
+// their bytes, and memory may be short).
+constexpr double kTunaOnePartRoom = 64.0 * 1024 * 1024;
+
 // What the TuNA core exchanges. Members are ranks of `comm`; member i's block for
 // member t is made of pieces[t] pieces (one for a flat exchange; one per
 // destination rank routed through t in the hierarchical exchanges).
@@ -255,6 +261,7 @@ struct BruckSetup {
   long long max_piece = 0;          // M: no piece anywhere is larger
   std::vector<int> pieces;          // by target member
   std::vector<std::vector<Piece>> out;  // [t][k]: this rank's data for member t (t != me)
+  double one_part_room = kTunaOnePartRoom;  // tuna_one_part's room for T (see there)
 };
 
 // Where T's blocks live (section III-C), as a schedule that depends only on the
@@ -305,16 +312,14 @@ struct TunaSchedule {
 };
 TunaSchedule tuna_schedule(int ranks, int radix, bool one_part = false);
 
-// The most T may take beyond the B slots of the tight schedule for its rounds to
-// be one message each: 64 MiB, as tuna_carried's round buffers (a decision: past
-// it the blocks are large, where a message more per round costs little against
-// their bytes, and memory may be short).
-constexpr double kTunaOnePartRoom = 64.0 * 1024 * 1024;
 // T's slots with one message per round (tuna_schedule with one_part).
 int tuna_one_part_slots(int ranks, int radix);
 // Whether the plans of Q = `ranks` members at `radix`, whose T slots hold
-// `slot_bytes` each, run one message per round (within kTunaOnePartRoom).
-bool tuna_one_part(int ranks, int radix, double slot_bytes);
+// `slot_bytes` each, run one message per round (T within `room` bytes more than
+// B slots).
+bool tuna_one_part(int ranks, int radix, double slot_bytes, double room = kTunaOnePartRoom);
+// The room the communicator's plans give (MPIX_Comm_s::tuna_one_part_room).
+double tuna_one_part_room(const MPIX_Comm_s* comm);
 
 // The cost model's view of the TuNA core over `members` ranks of a node-ordered
 // communicator: every round of the schedule its plans run (tuna_one_part, with

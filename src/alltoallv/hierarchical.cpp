@@ -156,6 +156,7 @@ class HierarchicalTuna : public ByteExchangePlan {
     setup.radix = radix;
     setup.uniform_bytes = -1;  // TuNA: the sizes travel (at init)
     setup.max_piece = ex_.max_block_bytes;  // M, agreed at init in dense.cpp
+    setup.one_part_room = tuna_one_part_room(context.comm);
     setup.pieces.resize(q);
     setup.out.assign(q, {});
     for (int t = 0; t < q; ++t) {

@@ -94,6 +94,10 @@ struct MPIX_Comm_s {
   // did.
   int speculation_interleave = 0;
   unsigned long long speculations_interleaved = 0;
+  // The most the TuNA core's T may take beyond its B slots for one message per
+  // round (tuna_one_part, src/alltoallv/bruck.hpp); < 0: the library's room
+  // (kTunaOnePartRoom); the tests set 0 to run the rounds in parts.
+  double tuna_one_part_room = -1;
   mpix::SddeStats sdde_stats;    // of the last SDDE call
   mpix::SddeWindow sdde_window;  // of the rma SDDE algorithm
   mpix::DirectCopy direct_copy;  // pids, CMA permission, CUDA IPC handles (ipc_hybrid)
