@@ -79,8 +79,10 @@ TunaSchedule tuna_schedule(int ranks, int radix, bool one_part) {
       int part = 0;
       for (int i : staying) {
         if (free_slots.empty()) {
+          // One message per round: T takes a slot more. In parts, a round with
+          // nothing left to free is never seen (see the header).
           if (one_part || released.empty()) {
-            free_slots.push_back(schedule.slots++);  // with two or more parts: never seen; see the header
+            free_slots.push_back(schedule.slots++);
           } else {
             ++part;
             free_slots.insert(free_slots.end(), released.begin(), released.end());

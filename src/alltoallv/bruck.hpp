@@ -293,7 +293,8 @@ struct BruckSetup {
 //   sends of part j are complete, so the parts cannot deadlock (part 0's receives
 //   wait for nothing), but each costs a message and that wait: in simulation
 //   (fattree, 64 nodes of 1, 256 B) a persistent `bruck` r = 2 took 24.8 us in
-//   parts, 17.2 in one part each round. Should a case ever lack a free slot with
+//   parts, 17.2 in one part each round (bench/results/blocking-persistent-bruck-
+//   ppn1.txt; SMPI's own Bruck 12.4). Should a case ever lack a free slot with
 //   nothing left to free, one more slot is added rather than failing (the
 //   schedule test would catch it).
 struct TunaSchedule {
