@@ -7,7 +7,7 @@
 // code holds: B and two of the largest round, r^(w-1) blocks each), and at the end
 // every block has been delivered exactly once, to its destination. Aborts with a
 // message otherwise. Used by the fuzz targets fuzz_schedule and fuzz_hier_schedule,
-// for both schedules.
+// for both schedules and for one message per round under an eager limit.
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -27,15 +27,22 @@ namespace tuna_replay {
     }                                                                                \
   } while (0)
 
-inline void replay_one(int p, int radix, bool one_part) {
-  const mpix::TunaSchedule schedule = mpix::tuna_schedule(p, radix, one_part);
+inline void replay_one(int p, int radix, bool one_part, int eager_blocks = INT32_MAX) {
+  const mpix::TunaSchedule schedule = mpix::tuna_schedule(p, radix, one_part, eager_blocks);
   const int slots = schedule.slots;
   if (one_part) {
     long long largest_round = 1;
     while (largest_round * radix < p) largest_round *= radix;
     TUNA_CHECK(slots >= mpix::tuna_temp_blocks(p, radix));
     TUNA_CHECK(p <= 1 || slots <= mpix::tuna_temp_blocks(p, radix) + 2 * largest_round);
-    for (const auto& round : schedule.rounds) TUNA_CHECK(round.parts == 1);
+    // In parts only past the eager limit, and each part below it.
+    for (const auto& round : schedule.rounds) {
+      if (round.parts == 1) continue;
+      TUNA_CHECK((long long)round.hops.size() > eager_blocks);
+      std::vector<int> part_blocks(round.parts, 0);
+      for (const auto& hop : round.hops) ++part_blocks[hop.part];
+      TUNA_CHECK(*std::max_element(part_blocks.begin(), part_blocks.end()) <= eager_blocks);
+    }
   } else {
     TUNA_CHECK(slots == mpix::tuna_temp_blocks(p, radix));
   }
@@ -99,9 +106,12 @@ inline void replay_one(int p, int radix, bool one_part) {
     for (int to = 0; to < p; ++to) TUNA_CHECK(delivered[(std::size_t)from * p + to] == (from == to ? 0 : 1));
 }
 
+// Both schedules, and one message per round under eager limits that split some
+// rounds of r < sqrt(P) (tuna_rounds).
 inline void replay(int p, int radix) {
   replay_one(p, radix, false);
   replay_one(p, radix, true);
+  for (int eager_blocks : {p / radix * 3 / 4, p / (2 * radix)}) replay_one(p, radix, true, eager_blocks);
 }
 
 }  // namespace tuna_replay

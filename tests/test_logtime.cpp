@@ -9,15 +9,21 @@
 #include <climits>
 #include <cmath>
 #include <cstdlib>
+#include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
 #include "alltoallv/bruck.hpp"
 #include "alltoallv/hierarchical.hpp"
+#include "core/algorithms.hpp"
 #include "core/comm.hpp"
 #include "core/request.hpp"
 #include "harness.hpp"
+#include "model_facts.hpp"
 
 using harness::DenseCase;
 using harness::Mode;
@@ -206,15 +212,23 @@ int paper_room(int p, int r) {
 // slot that is free at that moment (free before the round, or vacated by a send of
 // an earlier part of the same round); T never needs more than B slots, or, with one
 // part per round, more than the paper's code holds.
-void check_schedule(int p, int r, bool one_part) {
-  const mpix::TunaSchedule schedule = mpix::tuna_schedule(p, r, one_part);
+// With an eager limit (one_part, eager_blocks), a round goes in parts only where its
+// one message would carry more than eager_blocks blocks and each part no more.
+void check_schedule(int p, int r, bool one_part, int eager_blocks = INT_MAX) {
+  const mpix::TunaSchedule schedule = mpix::tuna_schedule(p, r, one_part, eager_blocks);
   const Bruck f = bruck_formula(p, r);
-  INFO("P=" << p << " radix=" << r << " one_part=" << one_part);
+  INFO("P=" << p << " radix=" << r << " one_part=" << one_part << " eager_blocks=" << eager_blocks);
   if (one_part) {
     REQUIRE(schedule.slots >= f.temp_blocks);
     REQUIRE(schedule.slots <= paper_room(p, r));
-    REQUIRE(schedule.slots == mpix::tuna_one_part_slots(p, r));
-    for (const auto& round : schedule.rounds) REQUIRE(round.parts == 1);
+    if (eager_blocks == INT_MAX) REQUIRE(schedule.slots == mpix::tuna_one_part_slots(p, r));
+    for (const auto& round : schedule.rounds) {
+      if (round.parts == 1) continue;
+      REQUIRE((int)round.hops.size() > eager_blocks);
+      std::vector<int> part_blocks(round.parts, 0);
+      for (const auto& hop : round.hops) ++part_blocks[hop.part];
+      REQUIRE(*std::max_element(part_blocks.begin(), part_blocks.end()) <= eager_blocks);
+    }
   } else {
     REQUIRE(schedule.slots == f.temp_blocks);
   }
@@ -342,6 +356,13 @@ TEST_CASE("TuNA's T schedule: B = P - (K + 1) slots in parts, or one message per
     for (int p : {500, 512, 1000, 1024})
       for (int r : {2, 3, 4, 5, 7, 8, 16, 31, 32, p / 2, p - 2, p - 1, p}) check_schedule(p, r, one_part);
   }
+  // One message per round but past an eager limit, where a round's parts stay below
+  // it (limits that cut rounds of r < sqrt(P) at P = 64: 32 blocks as 28 + 4 and 16 + 15 + 1).
+  for (int p = 1; p <= 300; p += p < 70 ? 1 : 7)
+    for (int r : {2, 3, 4, 5, 8, (int)std::ceil(std::sqrt((double)p))})
+      for (int eager_blocks : {p / r * 3 / 4, p / (2 * r), 1}) check_schedule(p, r, true, eager_blocks);
+  for (int p : {512, 1024})
+    for (int r : {2, 4, 8}) check_schedule(p, r, true, p / (2 * r));
   // Where blocks have three or more non-zero digits some rounds need more than one
   // part (P = 8, r = 2: index 7 leaves T while it arrives to stay), or a slot more.
   CHECK(mpix::tuna_schedule(8, 2).rounds[1].parts == 2);
@@ -370,20 +391,59 @@ TEST_CASE("TuNA's rounds are one message each unless T would grow past its room"
   CHECK(mpix::tuna_one_part(1, 2, 1e12));
   // The model prices the schedule the plans run: at r = 2, P = 64, K = 6 rounds as
   // 6 messages for small blocks, 12 (parts) past the room.
-  auto messages = [](double block) {
+  const mpix::MachineProfile profile;
+  auto messages = [&profile](double block) {
     mpix::ExchangeFacts facts;
     facts.ranks = 64;
     facts.nodes = 1;
     facts.max_ppn = 64;
     facts.max_block = (long long)block;
     mpix::Cost cost;
-    mpix::add_tuna_rounds(&cost, facts, 64, 2, block, 1, true, false);
+    mpix::add_tuna_rounds(&cost, facts, 64, 2, block, 1, true, false, &profile);
     double total = 0;
     for (const mpix::RoundCost& round : cost.rounds) total += round.intra.messages;
     return total;
   };
   CHECK(messages(1024) == 6);
   CHECK(messages(room / 8) == 12);
+}
+
+TEST_CASE("TuNA's rounds go in parts where one message would pass the eager limit and its parts would not",
+          "[logtime][schedule][eager]") {
+  if (harness::world_rank() != 0) return;
+  // P = 64, r = 4: nine rounds of 16 blocks; three of them need a slot more, or go
+  // as 13 + 3 (tuna_schedule(64, 4) in parts).
+  auto messages = [](int eager_blocks) {
+    int total = 0;
+    for (const auto& round : mpix::tuna_schedule(64, 4, true, eager_blocks).rounds) total += round.parts;
+    return total;
+  };
+  CHECK(messages(INT_MAX) == 9);
+  CHECK(messages(16) == 9);  // one message of 16 blocks is eager
+  CHECK(messages(15) == 12);  // it is not, 13 and 3 are
+  CHECK(messages(13) == 12);
+  CHECK(messages(12) == 9);  // 13 is not either: the wait once, not twice
+  // Blocks of 4 KiB under a 64 KiB limit (SMPI's): 15 blocks stay below it.
+  CHECK(mpix::tuna_rounds(64, 4, 4096, 4096, mpix::kTunaOnePartRoom, 65536).eager_blocks == 15);
+  CHECK(mpix::tuna_rounds(64, 4, 4096, 4096, mpix::kTunaOnePartRoom, 65537).eager_blocks == 16);
+  CHECK(mpix::tuna_rounds(64, 4, 0, 0, mpix::kTunaOnePartRoom, 65536).eager_blocks == INT_MAX);
+  CHECK(mpix::tuna_rounds(64, 4, 1e9, 1e9, mpix::kTunaOnePartRoom, 65536).eager_blocks == 0);
+  CHECK_FALSE(mpix::tuna_rounds(64, 2, 1e9, 1e9, mpix::kTunaOnePartRoom, 65536).one_part);
+  // Blocks of 0-256 B: a round of 256 is 32 KiB on average, eager; the largest block
+  // would put it at the limit.
+  CHECK(mpix::tuna_rounds(512, 2, 256, 128, mpix::kTunaOnePartRoom, 65536).eager_blocks == 511);
+  // The model prices the same schedule: bruck r = 4 at 4 KiB, 12 messages under
+  // SMPI's limit, 9 under a limit of 1 MiB.
+  mpix::ExchangeFacts facts = model_test::facts_of(64, 1, 4096, true);
+  mpix::MachineProfile profile;
+  const mpix::Params params = [] {
+    mpix::Params p;
+    p.radix = 4;
+    return p;
+  }();
+  CHECK(mpix::cost_bruck(facts, params, profile).messages() == 12);
+  profile.eager_bytes = 1 << 20;
+  CHECK(mpix::cost_bruck(facts, params, profile).messages() == 9);
 }
 
 // The rounds in parts, as the plans run them where T's slots for one message per
@@ -420,6 +480,48 @@ TEST_CASE("TuNA's rounds in parts (T of B slots) equal MPI", "[logtime][parts]")
             guard.comm);
   }
   if (size >= 8) CHECK(schedule_messages(size, 2, false) > schedule_messages(size, 2, true));
+}
+
+// The rounds in parts where one message would pass the machine profile's eager
+// limit (a limit of a few blocks: at P = 8, r = 2 the round of 4 blocks goes as 3 + 1).
+TEST_CASE("TuNA's rounds in parts below the eager limit equal MPI", "[logtime][parts][eager]") {
+  harness::Comm guard;
+  const int size = harness::world_size();
+  const int block = 64, eager_blocks = std::max(1, size / 2 - 1);
+  const std::string machine = "/tmp/mpix_test_eager_" + std::to_string(getpid());
+  std::ofstream(machine) << "eager_bytes = " << (eager_blocks + 1) * block << "\n";
+  const Keys keys = {{"mpix_radix", "2"}, {"mpix_machine_file", machine}};
+  check(DenseCase{true, Distribution::constant, block, "byte", Mode::blocking, false, 3, "bruck", keys}, guard.comm);
+  check(DenseCase{true, Distribution::constant, block, "int", Mode::persistent, false, 2, "bruck", keys}, guard.comm);
+  for (const char* algorithm : {"tuna", "bruck"}) {
+    INFO(algorithm);
+    Counters c = measure(guard.comm, true, algorithm, keys, block, 2);
+    int expected = 0;
+    for (const auto& round : mpix::tuna_schedule(size, 2, true, eager_blocks).rounds) expected += round.parts;
+    CHECK(c.run.messages == expected);
+    if (size >= 8) CHECK(c.run.messages > schedule_messages(size, 2, true));
+  }
+  std::remove(machine.c_str());
+  // Two nodes of 8 (at 16 ranks): the intra-node rounds of the hierarchical TuNAs,
+  // whose slots hold a piece per node (2 x 128 B): a limit of 4 slots cuts the
+  // round of 4 blocks as 3 + 1, one message more per start.
+  if (size == 16) {
+    REQUIRE(MPIX_Comm_update_locality(guard.comm, 8) == MPIX_SUCCESS);
+    const std::string hier_machine = machine + "_hier";
+    std::ofstream(hier_machine) << "eager_bytes = 1024\n";
+    const Keys hier_keys = {{"mpix_radix", "2"}, {"mpix_block_count", "2"}, {"mpix_machine_file", hier_machine}};
+    for (const char* algorithm : kHierarchical) {
+      INFO(algorithm);
+      check(DenseCase{false, Distribution::uniform, 32, "int", Mode::blocking, false, 3, algorithm, hier_keys},
+            guard.comm);
+      check(DenseCase{true, Distribution::constant, 32, "int", Mode::persistent, false, 2, algorithm, hier_keys},
+            guard.comm);
+      const Counters in_parts = measure(guard.comm, true, algorithm, hier_keys, 128, 2);
+      const Counters one_message = measure(guard.comm, true, algorithm, {{"mpix_radix", "2"}, {"mpix_block_count", "2"}}, 128, 2);
+      CHECK(in_parts.run.messages == one_message.run.messages + 1);
+    }
+    std::remove(hier_machine.c_str());
+  }
 }
 
 // The inter-node rounds of hierarchical TuNA: in every round the ranks of a node send

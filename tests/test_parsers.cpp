@@ -36,13 +36,14 @@ TEST_CASE("machine file: every key, comments, and every malformed form", "[model
   mpix::MachineProfile profile;
   std::string path = write_file("good", "# measured\ninter_latency = 2e-6\n  intra_bandwidth=5e9  # shm\n\n"
                                         "bisection_bandwidth = 0\nintra_copies = 1\nalltoall_bandwidth = 3e10\n"
-                                        "inter_message_bytes = 16\n");
+                                        "inter_message_bytes = 16\neager_bytes = 16384\n");
   REQUIRE(mpix::load_machine_profile(path, &profile) == MPIX_SUCCESS);
   CHECK(profile.inter_latency == 2e-6);
   CHECK(profile.intra_bandwidth == 5e9);
   CHECK(profile.intra_copies == 1);
   CHECK(profile.alltoall_bandwidth == 3e10);
   CHECK(profile.inter_message_bytes == 16);
+  CHECK(profile.eager_bytes == 16384);
   CHECK(profile.inter_bandwidth == mpix::MachineProfile{}.inter_bandwidth);  // default kept
   CHECK(profile.source == path);
   // What machine_profile_text writes reads back the same.
@@ -54,6 +55,7 @@ TEST_CASE("machine file: every key, comments, and every malformed form", "[model
   CHECK(again.alltoall_bandwidth == profile.alltoall_bandwidth);
   CHECK(again.intra_copies == profile.intra_copies);
   CHECK(again.inter_message_bytes == profile.inter_message_bytes);
+  CHECK(again.eager_bytes == profile.eager_bytes);
 
   const std::pair<const char*, const char*> bad[] = {
       {"inter_latency 2e-6\n", "expected key = value"},
@@ -73,6 +75,8 @@ TEST_CASE("machine file: every key, comments, and every malformed form", "[model
       {"inter_bandwidth = 1e-300\n", "under 1000 bytes/s"},
       {"intra_copies = 1e9\n", "more than 8 copies"},
       {"inter_message_bytes = 1e7\n", "more than 65536 bytes"},
+      {"eager_bytes = -1\n", "must be >= 0 bytes"},
+      {"eager_bytes = 4e9\n", "more than 1.07374e+09 bytes"},
   };
   for (const auto& [text, why] : bad) {
     std::string file = write_file("bad", std::string("# ok\n") + text);

@@ -13,6 +13,7 @@ trap 'rm -rf "$work"' EXIT
 grep -q "^inter_latency *= " "$work/machine.txt"
 grep -q "^copy_bandwidth *= " "$work/machine.txt"
 grep -q "^inter_message_bytes *= " "$work/machine.txt"
+grep -Eq "^eager_bytes *= [1-9]" "$work/machine.txt"
 # Two emulated nodes: the exchange between them is measured, not left at 0.
 grep -Eq "^alltoall_bandwidth *= [1-9]" "$work/machine.txt"
 

@@ -45,7 +45,7 @@ int tuna_temp_blocks(int ranks, int radix) {
 
 int modulo(long long a, int q) { return (int)(((a % q) + q) % q); }
 
-TunaSchedule tuna_schedule(int ranks, int radix, bool one_part) {
+TunaSchedule tuna_schedule(int ranks, int radix, bool one_part, int eager_blocks) {
   TunaSchedule schedule;
   radix = std::max(2, radix);
   schedule.slots = tuna_temp_blocks(ranks, radix);
@@ -76,27 +76,49 @@ TunaSchedule tuna_schedule(int ranks, int radix, bool one_part) {
       }
       // Blocks leaving T first: each frees a slot for the next part.
       std::stable_partition(staying.begin(), staying.end(), [pw](int i) { return i % pw != 0; });
-      int part = 0;
-      for (int i : staying) {
-        if (free_slots.empty()) {
-          // One message per round: T takes a slot more. In parts, a round with
-          // nothing left to free is never seen (see the header).
-          if (one_part || released.empty()) {
-            free_slots.push_back(schedule.slots++);
-          } else {
-            ++part;
-            free_slots.insert(free_slots.end(), released.begin(), released.end());
-            released.clear();
+      // Places the staying blocks; where the free slots run out, T takes a slot more
+      // (one message per round) or, with `split`, the next part waits for the slots
+      // that the sends of the earlier ones free. In parts, a round with nothing left
+      // to free is never seen (see the header).
+      const std::vector<int> free_before = free_slots, released_before = released;
+      const int slots_before = schedule.slots;
+      const std::size_t direct_hops = round.hops.size();
+      auto place = [&](bool split) {
+        int part = 0;
+        for (int i : staying) {
+          if (free_slots.empty()) {
+            if (!split || released.empty()) {
+              free_slots.push_back(schedule.slots++);
+            } else {
+              ++part;
+              free_slots.insert(free_slots.end(), released.begin(), released.end());
+              released.clear();
+            }
           }
+          const int to = free_slots.back();
+          free_slots.pop_back();
+          const bool in_temp = i % pw != 0;
+          round.hops.push_back(TunaSchedule::Hop{i, part, in_temp ? slot_of[i] : -1, to});
+          if (in_temp) released.push_back(slot_of[i]);
         }
-        const int to = free_slots.back();
-        free_slots.pop_back();
-        const bool in_temp = i % pw != 0;
-        round.hops.push_back(TunaSchedule::Hop{i, part, in_temp ? slot_of[i] : -1, to});
-        if (in_temp) released.push_back(slot_of[i]);
+        round.parts = part + 1;
+      };
+      place(true);
+      if (one_part && round.parts > 1) {
+        // In one message the round would pass the eager limit (its send waits for
+        // the receiver); its parts, each below it, would not: they stay.
+        std::vector<int> part_blocks(round.parts, 0);
+        for (const TunaSchedule::Hop& hop : round.hops) ++part_blocks[hop.part];
+        const bool parts_eager = *std::max_element(part_blocks.begin(), part_blocks.end()) <= eager_blocks;
+        if (!parts_eager || (long long)round.hops.size() <= eager_blocks) {
+          free_slots = free_before;
+          released = released_before;
+          schedule.slots = slots_before;
+          round.hops.resize(direct_hops);
+          place(false);
+        }
       }
       free_slots.insert(free_slots.end(), released.begin(), released.end());
-      round.parts = part + 1;
       for (const TunaSchedule::Hop& hop : round.hops) slot_of[hop.index] = hop.to_slot;
       std::stable_sort(round.hops.begin(), round.hops.end(), [](const auto& a, const auto& b) {
         return a.part != b.part ? a.part < b.part : a.index < b.index;
@@ -117,24 +139,27 @@ struct ScheduleShape {
   int slots = 0;
 };
 
-const ScheduleShape& tuna_shape(int ranks, int radix, bool one_part) {
+const ScheduleShape& tuna_shape(int ranks, int radix, TunaRounds how) {
+  // A message carries fewer than Q blocks: a larger limit is no limit.
+  if (!how.one_part || how.eager_blocks >= ranks) how.eager_blocks = INT_MAX;
   static std::mutex mutex;
-  static std::map<std::tuple<int, int, bool>, ScheduleShape> shapes;
+  static std::map<std::tuple<int, int, bool, int>, ScheduleShape> shapes;
   std::lock_guard<std::mutex> lock(mutex);
-  auto found = shapes.find({ranks, radix, one_part});
+  const auto key = std::make_tuple(ranks, radix, how.one_part, how.eager_blocks);
+  auto found = shapes.find(key);
   if (found != shapes.end()) return found->second;
-  const TunaSchedule schedule = tuna_schedule(ranks, radix, one_part);
+  const TunaSchedule schedule = tuna_schedule(ranks, radix, how.one_part, how.eager_blocks);
   ScheduleShape shape;
   shape.slots = schedule.slots;
   for (const TunaSchedule::Round& round : schedule.rounds)
     shape.rounds.push_back(RoundShape{round.distance, (int)round.hops.size(), round.parts});
-  return shapes.emplace(std::make_tuple(ranks, radix, one_part), std::move(shape)).first->second;
+  return shapes.emplace(key, std::move(shape)).first->second;
 }
 
 }  // namespace
 
 int tuna_one_part_slots(int ranks, int radix) {
-  return tuna_shape(ranks, std::max(2, radix), true).slots;
+  return tuna_shape(ranks, std::max(2, radix), TunaRounds{}).slots;
 }
 
 bool tuna_one_part(int ranks, int radix, double slot_bytes, double room) {
@@ -142,16 +167,26 @@ bool tuna_one_part(int ranks, int radix, double slot_bytes, double room) {
   return added * slot_bytes <= room;
 }
 
+TunaRounds tuna_rounds(int ranks, int radix, double slot_bytes, double block_bytes, double room, double eager_bytes) {
+  TunaRounds how;
+  how.one_part = tuna_one_part(ranks, radix, slot_bytes, room);
+  if (block_bytes > 0)
+    how.eager_blocks = (int)std::min<double>(INT_MAX, std::max(0.0, std::ceil(eager_bytes / block_bytes) - 1));
+  return how;
+}
+
 double tuna_one_part_room(const MPIX_Comm_s* comm) {
   return comm->tuna_one_part_room < 0 ? kTunaOnePartRoom : comm->tuna_one_part_room;
 }
 
 void add_tuna_rounds(Cost* cost, const ExchangeFacts& facts, int members, int radix, double block_bytes,
-                     int pieces, bool intra_only, bool metadata) {
+                     int pieces, bool intra_only, bool metadata, const MachineProfile* profile) {
   if (members <= 1) return;
   radix = std::max(2, radix);
-  const bool one_part = tuna_one_part(members, radix, (double)pieces * facts.max_block);
-  for (const RoundShape& shape : tuna_shape(members, radix, one_part).rounds) {
+  const TunaRounds how = profile ? tuna_rounds(members, radix, (double)pieces * facts.max_block, block_bytes,
+                                               kTunaOnePartRoom, profile->eager_bytes)
+                                 : TunaRounds{};
+  for (const RoundShape& shape : tuna_shape(members, radix, how).rounds) {
     const double inter = intra_only || facts.nodes <= 1 ? 0.0 : inter_node_fraction(shape.distance, facts.max_ppn, members);
     RoundCost round;
     LevelCounts& level = inter > 0 ? round.inter : round.intra;
@@ -188,8 +223,9 @@ int TunaCore::plan(BruckSetup setup, PlanStats* init_stats) {
   arriving_.assign(q_, std::vector<long long>(q_ > 0 ? setup_.pieces[me] : 0, 0));
   rounds_.clear();
   if (q_ <= 1) return MPIX_SUCCESS;
-  const TunaSchedule schedule =
-      tuna_schedule(q_, radix_, tuna_one_part(q_, radix_, (double)max_pieces_ * setup_.max_piece, setup_.one_part_room));
+  const TunaRounds how = tuna_rounds(q_, radix_, (double)max_pieces_ * setup_.max_piece, setup_.block_bytes,
+                                     setup_.one_part_room, setup_.eager_bytes);
+  const TunaSchedule schedule = tuna_schedule(q_, radix_, how.one_part, how.eager_blocks);
   temp_slots_ = schedule.slots;
 
   // Sizes of the pieces of the block with index i at this rank, as the rounds go.
@@ -361,6 +397,8 @@ class BruckPlan : public ByteExchangePlan {
     setup.pieces.assign(size, 1);
     setup.out.assign(size, {});
     setup.one_part_room = tuna_one_part_room(context.comm);
+    setup.eager_bytes = context.profile->eager_bytes;
+    setup.block_bytes = context.facts.mean_block();
     for (int t = 0; t < size; ++t)
       if (t != me) setup.out[t] = {send_.piece(t)};
     MPIX_TRY(core_.plan(std::move(setup), &init_stats));
@@ -396,16 +434,16 @@ int create(const PlanContext& context, bool uniform, std::unique_ptr<Plan>* plan
 
 // Bruck moves every block in every round where its distance has a non-zero digit;
 // TuNA the same, after learning the sizes at init.
-Cost cost_bruck(const ExchangeFacts& facts, const Params& params, const MachineProfile&) {
+Cost cost_bruck(const ExchangeFacts& facts, const Params& params, const MachineProfile& profile) {
   Cost cost;
-  add_tuna_rounds(&cost, facts, facts.ranks, params.radix, (double)facts.max_block, 1, false, false);
+  add_tuna_rounds(&cost, facts, facts.ranks, params.radix, (double)facts.max_block, 1, false, false, &profile);
   return cost;
 }
 
-Cost cost_tuna(const ExchangeFacts& facts, const Params& params, const MachineProfile&) {
+Cost cost_tuna(const ExchangeFacts& facts, const Params& params, const MachineProfile& profile) {
   Cost cost;
   add_tuna_rounds(&cost, facts, facts.ranks, params.radix, facts.uniform ? (double)facts.max_block : facts.mean_block(),
-                  1, false, true);
+                  1, false, true, &profile);
   if (!facts.contiguous) cost.copy_bytes += 2.0 * (double)facts.total_bytes / facts.ranks;
   return cost;
 }

@@ -8,7 +8,9 @@
 #pragma once
 #include <mpi.h>
 
+#include <climits>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <vector>
 
@@ -262,6 +264,13 @@ struct BruckSetup {
   std::vector<int> pieces;          // by target member
   std::vector<std::vector<Piece>> out;  // [t][k]: this rank's data for member t (t != me)
   double one_part_room = kTunaOnePartRoom;  // tuna_one_part's room for T (see there)
+  // The machine profile's eager limit (tuna_rounds): the schedule must be the same
+  // on every member, so all take it from the call's profile (mpix_machine_file is
+  // a collective hint).
+  double eager_bytes = std::numeric_limits<double>::infinity();
+  // A block's bytes in a round's message as the agreed facts expect them (the
+  // mean; for blocks of pieces, all its pieces): the same on every member.
+  double block_bytes = 0;
 };
 
 // Where T's blocks live (section III-C), as a schedule that depends only on the
@@ -285,7 +294,13 @@ struct BruckSetup {
 //   round buffers (tests check that for every Q <= 70 and radix, and up to Q =
 //   1024 for radices 2-8, sqrt Q and above); in those cases at most 1.43 B (Q =
 //   1024, r = 2; at Q = 64, r = 2, 73 slots for B = 57, where the 12 messages of
-//   the rounds in parts become 6); or
+//   the rounds in parts become 6). Except (`eager_blocks`, tuna_rounds) a round
+//   whose one message would carry more blocks than an eager message holds (past
+//   the MPI library's eager limit its send waits for the receive: a rendezvous)
+//   while each of its parts would not: that round goes in parts, below the limit,
+//   and its parts' messages cost less than the wait (in simulation, P = 64 as 64
+//   nodes of 1, `bruck` r = 4 at 4 KiB: 16 % slower in one message, three of its
+//   nine rounds 16 blocks = 64 KiB where in parts 13 and 3); or
 // - the round is split into parts, and T stays exactly B slots: part 0 carries
 //   every block that needs no free slot and as many as fit; part j + 1 the next
 //   ones, into the slots that the sends of parts <= j vacated. All of a round's
@@ -311,7 +326,7 @@ struct TunaSchedule {
   std::vector<Round> rounds;
   int slots = 0;
 };
-TunaSchedule tuna_schedule(int ranks, int radix, bool one_part = false);
+TunaSchedule tuna_schedule(int ranks, int radix, bool one_part = false, int eager_blocks = INT_MAX);
 
 // T's slots with one message per round (tuna_schedule with one_part).
 int tuna_one_part_slots(int ranks, int radix);
@@ -319,12 +334,26 @@ int tuna_one_part_slots(int ranks, int radix);
 // `slot_bytes` each, run one message per round (T within `room` bytes more than
 // B slots).
 bool tuna_one_part(int ranks, int radix, double slot_bytes, double room = kTunaOnePartRoom);
+// How the plans run their rounds (tuna_schedule's arguments): one message per
+// round if tuna_one_part (T's slots of `slot_bytes`, the largest block), but where
+// that message would reach `eager_bytes` and the round's parts would each stay
+// below it (eager_blocks: the most blocks of `block_bytes` below the limit). A
+// round's message is counted with blocks of the mean size (block_bytes, from the
+// agreed facts, so that every member runs one schedule): for blocks of varied
+// sizes the messages of a round vary about it, and the largest block would count
+// a round of 256 blocks of 0-256 B (32 KiB, eager) as past a 64 KiB limit.
+struct TunaRounds {
+  bool one_part = true;
+  int eager_blocks = INT_MAX;
+};
+TunaRounds tuna_rounds(int ranks, int radix, double slot_bytes, double block_bytes, double room, double eager_bytes);
 // The room the communicator's plans give (MPIX_Comm_s::tuna_one_part_room).
 double tuna_one_part_room(const MPIX_Comm_s* comm);
 
 // The cost model's view of the TuNA core over `members` ranks of a node-ordered
-// communicator: every round of the schedule its plans run (tuna_one_part, with
-// slots of `pieces` x facts.max_block) moves its blocks of `block_bytes` (in
+// communicator: every round of the schedule its plans run (tuna_rounds, with
+// slots of `pieces` x facts.max_block and `profile`'s eager limit; without a
+// profile, one message per round: tuna_carried's own round buffers) moves its blocks of `block_bytes` (in
 // `pieces` pieces) in one message per part; with `metadata`, each
 // round also sends the pieces' sizes once, at init. `intra_only`: the members are
 // one node's ranks; else rounds whose distance crosses a node boundary (for
@@ -334,7 +363,7 @@ double tuna_one_part_room(const MPIX_Comm_s* comm);
 // local copies, e.g. 16.6 KB for tuna r = 2 at P = 256, 16 B, against 2 x 1024
 // block-hops x 8 B). The schedule's shape is computed once per (members, radix) and kept.
 void add_tuna_rounds(Cost* cost, const ExchangeFacts& facts, int members, int radix, double block_bytes,
-                     int pieces, bool intra_only, bool metadata);
+                     int pieces, bool intra_only, bool metadata, const MachineProfile* profile);
 
 // The TuNA core. Rounds (x, z) for x < w = ceil(log_r Q), 1 <= z < r, z r^x < Q:
 // slot i (the block for member me + i, by the index array: no data rotation) goes to

@@ -157,6 +157,8 @@ class HierarchicalTuna : public ByteExchangePlan {
     setup.uniform_bytes = -1;  // TuNA: the sizes travel (at init)
     setup.max_piece = ex_.max_block_bytes;  // M, agreed at init in dense.cpp
     setup.one_part_room = tuna_one_part_room(context.comm);
+    setup.eager_bytes = context.profile->eager_bytes;
+    setup.block_bytes = context.facts.mean_block() * context.facts.nodes;  // a piece per node (hierarchical_cost)
     setup.pieces.resize(q);
     setup.out.assign(q, {});
     for (int t = 0; t < q; ++t) {
@@ -259,7 +261,7 @@ int create_tuna_hier_coalesced(const PlanContext& context, std::unique_ptr<Plan>
 // The intra-node TuNA carries, per block, one piece per node; then each rank
 // sends, for each other node, Q pieces in one message (coalesced) or one message
 // per piece (staggered), in batches of block_count positions.
-Cost hierarchical_cost(const ExchangeFacts& facts, const Params& params, bool coalesced) {
+Cost hierarchical_cost(const ExchangeFacts& facts, const Params& params, const MachineProfile& profile, bool coalesced) {
   Cost cost;
   const int q = facts.max_ppn, nodes = facts.nodes;
   if (params.radix > std::max(2, q)) {
@@ -267,7 +269,7 @@ Cost hierarchical_cost(const ExchangeFacts& facts, const Params& params, bool co
     return cost;
   }
   const double block = facts.uniform ? (double)facts.max_block : facts.mean_block();
-  add_tuna_rounds(&cost, facts, q, params.radix, block * nodes, nodes, true, true);
+  add_tuna_rounds(&cost, facts, q, params.radix, block * nodes, nodes, true, true, &profile);
   if (nodes > 1 && block > 0) {
     const double positions = coalesced ? nodes - 1 : (double)(nodes - 1) * q;
     const double batches = std::ceil(positions / std::max(1, params.block_count));
@@ -284,12 +286,12 @@ Cost hierarchical_cost(const ExchangeFacts& facts, const Params& params, bool co
   return cost;
 }
 
-Cost cost_tuna_hier_staggered(const ExchangeFacts& facts, const Params& params, const MachineProfile&) {
-  return hierarchical_cost(facts, params, false);
+Cost cost_tuna_hier_staggered(const ExchangeFacts& facts, const Params& params, const MachineProfile& profile) {
+  return hierarchical_cost(facts, params, profile, false);
 }
 
-Cost cost_tuna_hier_coalesced(const ExchangeFacts& facts, const Params& params, const MachineProfile&) {
-  return hierarchical_cost(facts, params, true);
+Cost cost_tuna_hier_coalesced(const ExchangeFacts& facts, const Params& params, const MachineProfile& profile) {
+  return hierarchical_cost(facts, params, profile, true);
 }
 
 }  // namespace mpix

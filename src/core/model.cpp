@@ -68,6 +68,7 @@ const ProfileKey kProfileKeys[] = {
     {"bisection_bandwidth", &MachineProfile::bisection_bandwidth, "bytes/s", 1e18},
     {"alltoall_bandwidth", &MachineProfile::alltoall_bandwidth, "bytes/s", 1e18},
     {"match_cost", &MachineProfile::match_cost, "s", 1},
+    {"eager_bytes", &MachineProfile::eager_bytes, "bytes", 1 << 30},
 };
 
 }  // namespace

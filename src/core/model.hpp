@@ -89,6 +89,11 @@ struct MachineProfile {
   // against a list, so a round of k messages posted at once costs about k * k / 2
   // comparisons (SMPI does not charge it; real MPIs do).
   double match_cost = 2e-9;
+  // Bytes from which a message goes by the MPI library's rendezvous protocol: its
+  // send waits for the matching receive (an eager one is buffered and completes at
+  // once). 64 KiB: SMPI's smpi/send-is-detached-thresh, and MPICH's and Open MPI's
+  // TCP eager limits; InfiniBand transports often switch earlier (8-16 KiB).
+  double eager_bytes = 65536;
   std::string source = "built-in defaults";
 };
 

@@ -121,7 +121,7 @@ std::string model_key(long long what, const ExchangeFacts& f, const Params& p, c
   const double reals[] = {m.inter_latency, m.intra_latency, m.inter_send_overhead, m.inter_recv_overhead,
                           m.intra_send_overhead, m.intra_recv_overhead, m.inter_bandwidth, m.intra_bandwidth,
                           m.copy_bandwidth, m.bisection_bandwidth, m.alltoall_bandwidth, m.match_cost, m.intra_copies,
-                          m.inter_message_bytes, m.collective_overhead};
+                          m.inter_message_bytes, m.collective_overhead, m.eager_bytes};
   std::string key(sizeof integers + sizeof reals, '\0');
   std::memcpy(&key[0], integers, sizeof integers);
   std::memcpy(&key[sizeof integers], reals, sizeof reals);

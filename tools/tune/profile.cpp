@@ -2,11 +2,13 @@
 // as a machine file (docs/tuning.md, "Machine profile").
 #include "tune/profile.hpp"
 
+#include <chrono>
 #include <climits>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <thread>
 #include <vector>
 
 #include "bench/bench.hpp"
@@ -133,6 +135,36 @@ double inter_node_burst_time(MPI_Comm comm, const mpix::Locality& loc, int bytes
   });
 }
 
+// The smallest message whose send waits for its receive: past the MPI library's
+// eager limit (rendezvous) a send completes only once the receive is posted. Rank a
+// sends `bytes` while b sleeps for `delay` before it posts the receive (sleeps: on
+// shared cores, a spinning b would hold a's CPU and make an eager send look slow);
+// an eager send returns long before. Sizes double from 1 KiB; 0 if every send up to
+// `most` bytes returned early (no limit seen).
+long long eager_limit(MPI_Comm comm, int a, int b, double delay, long long most) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  std::vector<char> buffer(most);
+  for (long long bytes = 1024; bytes <= most; bytes *= 2) {
+    std::vector<double> waits;
+    for (int r = 0; r < 3; ++r) {
+      MPI_Barrier(comm);
+      const double t0 = MPI_Wtime();
+      if (rank == a) {
+        MPI_Send(buffer.data(), (int)bytes, MPI_BYTE, b, 5, comm);
+        waits.push_back(MPI_Wtime() - t0);
+      } else if (rank == b) {
+        std::this_thread::sleep_for(std::chrono::duration<double>(delay));
+        MPI_Recv(buffer.data(), (int)bytes, MPI_BYTE, a, 5, comm, MPI_STATUS_IGNORE);
+      }
+    }
+    int waited = rank == a && bench::median(waits) > delay / 2;
+    MPI_Bcast(&waited, 1, MPI_INT, a, comm);
+    if (waited) return bytes;
+  }
+  return 0;
+}
+
 }  // namespace
 
 int profile_main(const std::string& out_path, MPIX_Comm* comm) {
@@ -214,6 +246,27 @@ int profile_main(const std::string& out_path, MPIX_Comm* comm) {
                    : wire > most_plausible ? "more than 1 KiB a message, noise (the CPUs shared?), the default kept"
                                            : "network-limited",
                    profile.inter_message_bytes);
+  }
+  {
+    // Between nodes where there are two, else inside the node (TuNA's rounds cross
+    // both; the library switches protocol at one size for a transport, if at all).
+    const int peer = inter_peer >= 0 ? inter_peer : intra_peer;
+    const long long most = 16 << 20;
+    if (peer >= 0) {
+      const double latency = inter_peer >= 0 ? profile.inter_latency : profile.intra_latency;
+      const double delay = std::max(500e-6, 50 * latency);
+      const long long limit = eager_limit(world, 0, peer, delay, most);
+      profile.eager_bytes = limit > 0 ? (double)limit : 2.0 * most;
+      if (rank == 0) {
+        if (limit > 0)
+          std::fprintf(stderr, "mpix-tune: a send of %lld B waited for its receive (posted %.0f us late)%s: "
+                       "eager_bytes = %lld\n", limit, delay * 1e6,
+                       limit > 1024 ? ", one of half that did not" : ", the smallest tried", limit);
+        else
+          std::fprintf(stderr, "mpix-tune: no send up to %lld B waited for its receive: eager_bytes = %.0f\n", most,
+                       profile.eager_bytes);
+      }
+    }
   }
   if (inter_peer < 0 && rank == 0)
     std::fprintf(stderr, "mpix-tune: one node only: the between-node constants keep their defaults "
