@@ -180,12 +180,10 @@ double tuna_one_part_room(const MPIX_Comm_s* comm) {
 }
 
 void add_tuna_rounds(Cost* cost, const ExchangeFacts& facts, int members, int radix, double block_bytes,
-                     int pieces, bool intra_only, bool metadata, const MachineProfile* profile) {
+                     int pieces, bool intra_only, bool metadata, double room, double eager_bytes) {
   if (members <= 1) return;
   radix = std::max(2, radix);
-  const TunaRounds how = profile ? tuna_rounds(members, radix, (double)pieces * facts.max_block, block_bytes,
-                                               kTunaOnePartRoom, profile->eager_bytes)
-                                 : TunaRounds{};
+  const TunaRounds how = tuna_rounds(members, radix, (double)pieces * facts.max_block, block_bytes, room, eager_bytes);
   for (const RoundShape& shape : tuna_shape(members, radix, how).rounds) {
     const double inter = intra_only || facts.nodes <= 1 ? 0.0 : inter_node_fraction(shape.distance, facts.max_ppn, members);
     RoundCost round;
@@ -436,14 +434,14 @@ int create(const PlanContext& context, bool uniform, std::unique_ptr<Plan>* plan
 // TuNA the same, after learning the sizes at init.
 Cost cost_bruck(const ExchangeFacts& facts, const Params& params, const MachineProfile& profile) {
   Cost cost;
-  add_tuna_rounds(&cost, facts, facts.ranks, params.radix, (double)facts.max_block, 1, false, false, &profile);
+  add_tuna_rounds(&cost, facts, facts.ranks, params.radix, (double)facts.max_block, 1, false, false, kTunaOnePartRoom, profile.eager_bytes);
   return cost;
 }
 
 Cost cost_tuna(const ExchangeFacts& facts, const Params& params, const MachineProfile& profile) {
   Cost cost;
   add_tuna_rounds(&cost, facts, facts.ranks, params.radix, facts.uniform ? (double)facts.max_block : facts.mean_block(),
-                  1, false, true, &profile);
+                  1, false, true, kTunaOnePartRoom, profile.eager_bytes);
   if (!facts.contiguous) cost.copy_bytes += 2.0 * (double)facts.total_bytes / facts.ranks;
   return cost;
 }

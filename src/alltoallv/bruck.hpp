@@ -248,6 +248,9 @@ int tuna_temp_blocks(int ranks, int radix);
 // their bytes, and memory may be short).
 constexpr double kTunaOnePartRoom = 64.0 * 1024 * 1024;
 
+// No limit (tuna_rounds' room or eager_bytes).
+constexpr double kNoLimit = std::numeric_limits<double>::infinity();
+
 // What the TuNA core exchanges. Members are ranks of `comm`; member i's block for
 // member t is made of pieces[t] pieces (one for a flat exchange; one per
 // destination rank routed through t in the hierarchical exchanges).
@@ -264,10 +267,11 @@ struct BruckSetup {
   std::vector<int> pieces;          // by target member
   std::vector<std::vector<Piece>> out;  // [t][k]: this rank's data for member t (t != me)
   double one_part_room = kTunaOnePartRoom;  // tuna_one_part's room for T (see there)
-  // The machine profile's eager limit (tuna_rounds): the schedule must be the same
-  // on every member, so all take it from the call's profile (mpix_machine_file is
-  // a collective hint).
-  double eager_bytes = std::numeric_limits<double>::infinity();
+  // The machine profile's eager limit (tuna_rounds), for exchanges whose rounds
+  // cross nodes (bruck, tuna; not the hierarchical TuNAs, see there). Every member
+  // runs one schedule: all take it from the call's profile, whose text the
+  // agreement compares.
+  double eager_bytes = kNoLimit;
   // A block's bytes in a round's message as the agreed facts expect them (the
   // mean; for blocks of pieces, all its pieces): the same on every member.
   double block_bytes = 0;
@@ -352,8 +356,9 @@ double tuna_one_part_room(const MPIX_Comm_s* comm);
 
 // The cost model's view of the TuNA core over `members` ranks of a node-ordered
 // communicator: every round of the schedule its plans run (tuna_rounds, with
-// slots of `pieces` x facts.max_block and `profile`'s eager limit; without a
-// profile, one message per round: tuna_carried's own round buffers) moves its blocks of `block_bytes` (in
+// slots of `pieces` x facts.max_block, blocks of `block_bytes`, `room` and
+// `eager_bytes`; kNoLimit for both: one message per round, as tuna_carried's own
+// round buffers) moves its blocks of `block_bytes` (in
 // `pieces` pieces) in one message per part; with `metadata`, each
 // round also sends the pieces' sizes once, at init. `intra_only`: the members are
 // one node's ranks; else rounds whose distance crosses a node boundary (for
@@ -363,7 +368,7 @@ double tuna_one_part_room(const MPIX_Comm_s* comm);
 // local copies, e.g. 16.6 KB for tuna r = 2 at P = 256, 16 B, against 2 x 1024
 // block-hops x 8 B). The schedule's shape is computed once per (members, radix) and kept.
 void add_tuna_rounds(Cost* cost, const ExchangeFacts& facts, int members, int radix, double block_bytes,
-                     int pieces, bool intra_only, bool metadata, const MachineProfile* profile);
+                     int pieces, bool intra_only, bool metadata, double room, double eager_bytes);
 
 // The TuNA core. Rounds (x, z) for x < w = ceil(log_r Q), 1 <= z < r, z r^x < Q:
 // slot i (the block for member me + i, by the index array: no data rotation) goes to

@@ -157,8 +157,12 @@ class HierarchicalTuna : public ByteExchangePlan {
     setup.uniform_bytes = -1;  // TuNA: the sizes travel (at init)
     setup.max_piece = ex_.max_block_bytes;  // M, agreed at init in dense.cpp
     setup.one_part_room = tuna_one_part_room(context.comm);
-    setup.eager_bytes = context.profile->eager_bytes;
-    setup.block_bytes = context.facts.mean_block() * context.facts.nodes;  // a piece per node (hierarchical_cost)
+    // No eager limit (a decision): these rounds stay inside a node, whose shared
+    // memory switches protocol at its own size (16 KiB in MPICH here, where the
+    // profile's limit is measured between nodes) and whose partners keep step
+    // (no network between them): in simulation the rounds in parts past the limit
+    // took -2.0 to +1.9 % (median +0.3 %) of one message each in the 54 rows they
+    // changed (bench/results/eager-hierarchical-2026-12-03.csv).
     setup.pieces.resize(q);
     setup.out.assign(q, {});
     for (int t = 0; t < q; ++t) {
@@ -261,7 +265,7 @@ int create_tuna_hier_coalesced(const PlanContext& context, std::unique_ptr<Plan>
 // The intra-node TuNA carries, per block, one piece per node; then each rank
 // sends, for each other node, Q pieces in one message (coalesced) or one message
 // per piece (staggered), in batches of block_count positions.
-Cost hierarchical_cost(const ExchangeFacts& facts, const Params& params, const MachineProfile& profile, bool coalesced) {
+Cost hierarchical_cost(const ExchangeFacts& facts, const Params& params, bool coalesced) {
   Cost cost;
   const int q = facts.max_ppn, nodes = facts.nodes;
   if (params.radix > std::max(2, q)) {
@@ -269,7 +273,9 @@ Cost hierarchical_cost(const ExchangeFacts& facts, const Params& params, const M
     return cost;
   }
   const double block = facts.uniform ? (double)facts.max_block : facts.mean_block();
-  add_tuna_rounds(&cost, facts, q, params.radix, block * nodes, nodes, true, true, &profile);
+  // Inside a node the rounds stay one message past the eager limit (BruckSetup's
+  // default, as the plans).
+  add_tuna_rounds(&cost, facts, q, params.radix, block * nodes, nodes, true, true, kTunaOnePartRoom, kNoLimit);
   if (nodes > 1 && block > 0) {
     const double positions = coalesced ? nodes - 1 : (double)(nodes - 1) * q;
     const double batches = std::ceil(positions / std::max(1, params.block_count));
@@ -286,12 +292,12 @@ Cost hierarchical_cost(const ExchangeFacts& facts, const Params& params, const M
   return cost;
 }
 
-Cost cost_tuna_hier_staggered(const ExchangeFacts& facts, const Params& params, const MachineProfile& profile) {
-  return hierarchical_cost(facts, params, profile, false);
+Cost cost_tuna_hier_staggered(const ExchangeFacts& facts, const Params& params, const MachineProfile&) {
+  return hierarchical_cost(facts, params, false);
 }
 
-Cost cost_tuna_hier_coalesced(const ExchangeFacts& facts, const Params& params, const MachineProfile& profile) {
-  return hierarchical_cost(facts, params, profile, true);
+Cost cost_tuna_hier_coalesced(const ExchangeFacts& facts, const Params& params, const MachineProfile&) {
+  return hierarchical_cost(facts, params, true);
 }
 
 }  // namespace mpix

@@ -212,7 +212,7 @@ Cost cost_tuna_carried(const ExchangeFacts& facts, const Params& params, const M
   const double header = facts.uniform ? 0.0 : (double)size_entry_bytes(facts.max_block);
   // Every round sends its message, also when its blocks are empty: the rounds are
   // laid out with a unit per block, then given their bytes.
-  add_tuna_rounds(&cost, facts, facts.ranks, params.radix, 1.0, 1, false, false, nullptr);
+  add_tuna_rounds(&cost, facts, facts.ranks, params.radix, 1.0, 1, false, false, kNoLimit, kNoLimit);
   double hops = 0;
   for (RoundCost& round : cost.rounds) {
     LevelCounts& level = round.inter.messages > 0 ? round.inter : round.intra;
