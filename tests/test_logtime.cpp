@@ -444,6 +444,20 @@ TEST_CASE("TuNA's rounds go in parts where one message would pass the eager limi
   CHECK(mpix::cost_bruck(facts, params, profile).messages() == 12);
   profile.eager_bytes = 1 << 20;
   CHECK(mpix::cost_bruck(facts, params, profile).messages() == 9);
+  // The model keeps one schedule per radix and takes a limit that splits no round
+  // of it as no limit (tuna_shape): its messages equal the schedule's at every limit.
+  for (int p : {8, 16, 37, 64, 100, 256})
+    for (int r : {2, 3, 4, 5}) {
+      mpix::ExchangeFacts one_byte = model_test::facts_of(p, p, 1, true);
+      for (int eager_blocks = 0; eager_blocks <= p; ++eager_blocks) {
+        mpix::Cost cost;
+        mpix::add_tuna_rounds(&cost, one_byte, p, r, 1.0, 1, true, false, mpix::kTunaOnePartRoom, eager_blocks + 1.0);
+        int parts = 0;
+        for (const auto& round : mpix::tuna_schedule(p, r, true, eager_blocks).rounds) parts += round.parts;
+        INFO("P=" << p << " radix=" << r << " eager_blocks=" << eager_blocks);
+        REQUIRE(cost.messages() == parts);
+      }
+    }
 }
 
 // The rounds in parts, as the plans run them where T's slots for one message per

@@ -104,12 +104,15 @@ TunaSchedule tuna_schedule(int ranks, int radix, bool one_part, int eager_blocks
         round.parts = part + 1;
       };
       place(true);
+      if (round.parts > 1) {
+        std::vector<int> part_blocks(round.parts, 0);
+        for (const TunaSchedule::Hop& hop : round.hops) ++part_blocks[hop.part];
+        round.split_largest = *std::max_element(part_blocks.begin(), part_blocks.end());
+      }
       if (one_part && round.parts > 1) {
         // In one message the round would pass the eager limit (its send waits for
         // the receiver); its parts, each below it, would not: they stay.
-        std::vector<int> part_blocks(round.parts, 0);
-        for (const TunaSchedule::Hop& hop : round.hops) ++part_blocks[hop.part];
-        const bool parts_eager = *std::max_element(part_blocks.begin(), part_blocks.end()) <= eager_blocks;
+        const bool parts_eager = round.split_largest <= eager_blocks;
         if (!parts_eager || (long long)round.hops.size() <= eager_blocks) {
           free_slots = free_before;
           released = released_before;
@@ -131,7 +134,7 @@ TunaSchedule tuna_schedule(int ranks, int radix, bool one_part, int eager_blocks
 namespace {
 
 struct RoundShape {
-  int distance, hops, parts;
+  int distance, hops, parts, split_largest;
 };
 
 struct ScheduleShape {
@@ -139,21 +142,43 @@ struct ScheduleShape {
   int slots = 0;
 };
 
-const ScheduleShape& tuna_shape(int ranks, int radix, TunaRounds how) {
-  // A message carries fewer than Q blocks: a larger limit is no limit.
-  if (!how.one_part || how.eager_blocks >= ranks) how.eager_blocks = INT_MAX;
+// The shapes are kept, so that selection, which prices every radix of every new
+// exchange, computes each schedule once. An eager limit gives the one-message
+// schedule unless it splits some round, and up to the first such round the two
+// schedules are the same: so a limit that no round of the one-message schedule
+// would split (every round that needs parts has its largest part past the limit
+// or its one message within it) is no limit, and only limits that split a round
+// (blocks of a band of sizes per radix) take schedules of their own, the most
+// recent kKeptSplitShapes of them (returned by value: another thread may drop one).
+ScheduleShape tuna_shape(int ranks, int radix, TunaRounds how) {
   static std::mutex mutex;
   static std::map<std::tuple<int, int, bool, int>, ScheduleShape> shapes;
+  static std::vector<std::tuple<int, int, bool, int>> split_keys;  // oldest first
+  constexpr std::size_t kKeptSplitShapes = 256;
   std::lock_guard<std::mutex> lock(mutex);
-  const auto key = std::make_tuple(ranks, radix, how.one_part, how.eager_blocks);
-  auto found = shapes.find(key);
-  if (found != shapes.end()) return found->second;
-  const TunaSchedule schedule = tuna_schedule(ranks, radix, how.one_part, how.eager_blocks);
-  ScheduleShape shape;
-  shape.slots = schedule.slots;
-  for (const TunaSchedule::Round& round : schedule.rounds)
-    shape.rounds.push_back(RoundShape{round.distance, (int)round.hops.size(), round.parts});
-  return shapes.emplace(key, std::move(shape)).first->second;
+  auto shape_of = [&](const std::tuple<int, int, bool, int>& key) -> const ScheduleShape& {
+    auto found = shapes.find(key);
+    if (found != shapes.end()) return found->second;
+    const TunaSchedule schedule = tuna_schedule(ranks, radix, std::get<2>(key), std::get<3>(key));
+    ScheduleShape shape;
+    shape.slots = schedule.slots;
+    for (const TunaSchedule::Round& round : schedule.rounds)
+      shape.rounds.push_back(RoundShape{round.distance, (int)round.hops.size(), round.parts, round.split_largest});
+    if (std::get<3>(key) != INT_MAX) {
+      if (split_keys.size() == kKeptSplitShapes) {
+        shapes.erase(split_keys.front());
+        split_keys.erase(split_keys.begin());
+      }
+      split_keys.push_back(key);
+    }
+    return shapes.emplace(key, std::move(shape)).first->second;
+  };
+  if (!how.one_part) return shape_of(std::make_tuple(ranks, radix, false, INT_MAX));
+  const ScheduleShape& one_message = shape_of(std::make_tuple(ranks, radix, true, INT_MAX));
+  bool splits = false;
+  for (const RoundShape& round : one_message.rounds)
+    splits = splits || (round.split_largest > 0 && round.split_largest <= how.eager_blocks && round.hops > how.eager_blocks);
+  return splits ? shape_of(std::make_tuple(ranks, radix, true, how.eager_blocks)) : one_message;
 }
 
 }  // namespace
@@ -184,7 +209,8 @@ void add_tuna_rounds(Cost* cost, const ExchangeFacts& facts, int members, int ra
   if (members <= 1) return;
   radix = std::max(2, radix);
   const TunaRounds how = tuna_rounds(members, radix, (double)pieces * facts.max_block, block_bytes, room, eager_bytes);
-  for (const RoundShape& shape : tuna_shape(members, radix, how).rounds) {
+  const ScheduleShape schedule = tuna_shape(members, radix, how);
+  for (const RoundShape& shape : schedule.rounds) {
     const double inter = intra_only || facts.nodes <= 1 ? 0.0 : inter_node_fraction(shape.distance, facts.max_ppn, members);
     RoundCost round;
     LevelCounts& level = inter > 0 ? round.inter : round.intra;

@@ -325,6 +325,9 @@ struct TunaSchedule {
   };
   struct Round {
     int distance = 0, pw = 1, parts = 1;
+    // The most blocks a part carries where the round needs parts in T's slots (it
+    // went in parts, or T took slots more for one message); 0 where it needs none.
+    int split_largest = 0;
     std::vector<Hop> hops;  // by part, then index
   };
   std::vector<Round> rounds;
