@@ -369,7 +369,8 @@ double tuna_one_part_room(const MPIX_Comm_s* comm);
 // byte a round sends is copied twice (TunaCore packs each forwarded block into the
 // round's message and copies each arriving one out of its slot: the breakdown's
 // local copies, e.g. 16.6 KB for tuna r = 2 at P = 256, 16 B, against 2 x 1024
-// block-hops x 8 B). The schedule's shape is computed once per (members, radix) and kept.
+// block-hops x 8 B). The schedule's shape is computed once per (members, radix) and kept,
+// and once more per eager limit that splits one of its rounds (tuna_shape).
 void add_tuna_rounds(Cost* cost, const ExchangeFacts& facts, int members, int radix, double block_bytes,
                      int pieces, bool intra_only, bool metadata, double room, double eager_bytes);
 
