@@ -279,9 +279,9 @@ void check_schedule(int p, int r, bool one_part, int eager_blocks = INT_MAX) {
 
 // Data messages per rank of a TuNA exchange: one per part of every round (the
 // schedule itself is checked by check_schedule).
-int schedule_messages(int p, int r, bool one_part) {
+int schedule_messages(int p, int r, bool one_part, int eager_blocks = INT_MAX) {
   int total = 0;
-  for (const auto& round : mpix::tuna_schedule(p, r, one_part).rounds) total += round.parts;
+  for (const auto& round : mpix::tuna_schedule(p, r, one_part, eager_blocks).rounds) total += round.parts;
   return total;
 }
 
@@ -413,11 +413,7 @@ TEST_CASE("TuNA's rounds go in parts where one message would pass the eager limi
   if (harness::world_rank() != 0) return;
   // P = 64, r = 4: nine rounds of 16 blocks; three of them need a slot more, or go
   // as 13 + 3 (tuna_schedule(64, 4) in parts).
-  auto messages = [](int eager_blocks) {
-    int total = 0;
-    for (const auto& round : mpix::tuna_schedule(64, 4, true, eager_blocks).rounds) total += round.parts;
-    return total;
-  };
+  auto messages = [](int eager_blocks) { return schedule_messages(64, 4, true, eager_blocks); };
   CHECK(messages(INT_MAX) == 9);
   CHECK(messages(16) == 9);  // one message of 16 blocks is eager
   CHECK(messages(15) == 12);  // it is not, 13 and 3 are
@@ -452,10 +448,8 @@ TEST_CASE("TuNA's rounds go in parts where one message would pass the eager limi
       for (int eager_blocks = 0; eager_blocks <= p; ++eager_blocks) {
         mpix::Cost cost;
         mpix::add_tuna_rounds(&cost, one_byte, p, r, 1.0, 1, true, false, mpix::kTunaOnePartRoom, eager_blocks + 1.0);
-        int parts = 0;
-        for (const auto& round : mpix::tuna_schedule(p, r, true, eager_blocks).rounds) parts += round.parts;
         INFO("P=" << p << " radix=" << r << " eager_blocks=" << eager_blocks);
-        REQUIRE(cost.messages() == parts);
+        REQUIRE(cost.messages() == schedule_messages(p, r, true, eager_blocks));
       }
     }
 }
@@ -510,9 +504,7 @@ TEST_CASE("TuNA's rounds in parts below the eager limit equal MPI (bruck, tuna; 
   for (const char* algorithm : {"tuna", "bruck"}) {
     INFO(algorithm);
     Counters c = measure(guard.comm, true, algorithm, keys, block, 2);
-    int expected = 0;
-    for (const auto& round : mpix::tuna_schedule(size, 2, true, eager_blocks).rounds) expected += round.parts;
-    CHECK(c.run.messages == expected);
+    CHECK(c.run.messages == schedule_messages(size, 2, true, eager_blocks));
     if (size >= 8) CHECK(c.run.messages > schedule_messages(size, 2, true));
   }
   std::remove(machine.c_str());

@@ -42,7 +42,8 @@ double median_of_five(MPI_Comm comm, bool measured, Body body) {
 double ping_pong(MPI_Comm comm, int a, int b, int bytes, int reps) {
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
-  std::vector<char> buffer(std::max(1, bytes));
+  // Only the pair holds the message (the job may have many ranks to a node).
+  std::vector<char> buffer(rank == a || rank == b ? std::max(1, bytes) : 1);
   std::vector<double> times;
   for (int r = 0; r < reps + 2; ++r) {
     MPI_Barrier(comm);
@@ -84,9 +85,10 @@ double message_cost(MPI_Comm comm, int a, int b, int count) {
 double exchange_time(MPI_Comm comm, int a, int b, int bytes) {
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
-  std::vector<char> out(bytes, 1), in(bytes);
+  const bool pair = rank == a || rank == b;
+  std::vector<char> out(pair ? bytes : 0, 1), in(pair ? bytes : 0);
   return median_of_five(comm, rank == a, [&] {
-    if (rank == a || rank == b)
+    if (pair)
       MPI_Sendrecv(out.data(), bytes, MPI_BYTE, rank == a ? b : a, 3, in.data(), bytes, MPI_BYTE, rank == a ? b : a, 3,
                    comm, MPI_STATUS_IGNORE);
   });
@@ -144,7 +146,7 @@ double inter_node_burst_time(MPI_Comm comm, const mpix::Locality& loc, int bytes
 long long eager_limit(MPI_Comm comm, int a, int b, double delay, long long most) {
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
-  std::vector<char> buffer(most);
+  std::vector<char> buffer(rank == a || rank == b ? most : 0);
   for (long long bytes = 1024; bytes <= most; bytes *= 2) {
     std::vector<double> waits;
     for (int r = 0; r < 3; ++r) {
