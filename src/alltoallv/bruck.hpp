@@ -302,9 +302,11 @@ struct BruckSetup {
 //   whose one message would carry more blocks than an eager message holds (past
 //   the MPI library's eager limit its send waits for the receive: a rendezvous)
 //   while each of its parts would not: that round goes in parts, below the limit,
-//   and its parts' messages cost less than the wait (in simulation, P = 64 as 64
-//   nodes of 1, `bruck` r = 4 at 4 KiB: 16 % slower in one message, three of its
-//   nine rounds 16 blocks = 64 KiB where in parts 13 and 3); or
+//   and its parts' messages cost less than the wait (in simulation, the dragonfly
+//   as 64 nodes of 1, `bruck` r = 4 at 4 KiB: 136.1 us in parts, in
+//   bench/results/unseen-dragonfly-ppn1.csv, where the row of commit 8a117f5 has
+//   158.4 in one message, and the strongest peer, peer:ialltoallv, 38.3; three of
+//   its nine rounds are 16 blocks = 64 KiB, 13 and 3 in parts); or
 // - the round is split into parts, and T stays exactly B slots: part 0 carries
 //   every block that needs no free slot and as many as fit; part j + 1 the next
 //   ones, into the slots that the sends of parts <= j vacated. All of a round's

@@ -91,8 +91,9 @@ struct MachineProfile {
   double match_cost = 2e-9;
   // Bytes from which a message goes by the MPI library's rendezvous protocol: its
   // send waits for the matching receive (an eager one is buffered and completes at
-  // once). 64 KiB: SMPI's smpi/send-is-detached-thresh, and MPICH's and Open MPI's
-  // TCP eager limits; InfiniBand transports often switch earlier (8-16 KiB).
+  // once). 64 KiB: SMPI's smpi/send-is-detached-thresh and Open MPI's TCP eager
+  // limit (MPICH's ch3 sends eagerly up to 128 KiB, MPIR_CVAR_CH3_EAGER_MAX_MSG_SIZE);
+  // InfiniBand and shared-memory transports often switch earlier (8-16 KiB).
   double eager_bytes = 65536;
   std::string source = "built-in defaults";
 };
