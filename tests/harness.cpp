@@ -2,9 +2,14 @@
 
 #include "core/registry.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <set>
 #include <stdexcept>
 
 namespace harness {
@@ -24,6 +29,23 @@ int world_size() {
   int size = 0;
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   return size;
+}
+
+namespace {
+struct TempFiles {
+  std::set<std::string> paths;
+  ~TempFiles() {
+    for (const std::string& path : paths) std::remove(path.c_str());
+  }
+};
+}  // namespace
+
+std::string temp_file(const std::string& stem, const std::string& text) {
+  static TempFiles files;
+  const std::string path = "/tmp/mpix_test_" + stem + "_" + std::to_string(getpid());
+  std::ofstream(path, std::ios::binary) << text;
+  files.paths.insert(path);
+  return path;
 }
 
 bool all_ranks(bool ok, MPI_Comm comm) {

@@ -143,4 +143,10 @@ bool run_exchange(const ExchangeCase& c, MPIX_Comm* comm, MPI_Comm mpi, std::str
 // the first problem seen on this rank.
 bool run_dense_case(const DenseCase& c, MPIX_Comm* comm, std::string* why);
 
+// A file of this process holding `text` (each rank writes and reads its own, so
+// that no rank reads a half-written file, nor a concurrent run of the test
+// another's): /tmp/mpix_test_<stem>_<pid>. It is removed when the process exits,
+// so that runs of the suite leave nothing behind.
+std::string temp_file(const std::string& stem, const std::string& text);
+
 }  // namespace harness

@@ -6,7 +6,6 @@
 #include <catch2/catch.hpp>
 #include <unistd.h>
 #include <cstdlib>
-#include <fstream>
 #include <set>
 #include <string>
 
@@ -241,8 +240,8 @@ TEST_CASE("auto alltoallv: a rank that declines to carry stops the blocks", "[au
     INFO("nodes of " << ppn << ", lane groups of " << group);
     // Bandwidths without limit: the other ranks' facts price carrying below any
     // algorithm after an agreement, at any layout.
-    const std::string machine = "/tmp/mpix_test_decline_" + std::to_string(getpid());
-    std::ofstream(machine) << "inter_bandwidth = 1e15\nintra_bandwidth = 1e15\ncopy_bandwidth = 1e15\n";
+    const std::string machine =
+        harness::temp_file("decline", "inter_bandwidth = 1e15\nintra_bandwidth = 1e15\ncopy_bandwidth = 1e15\n");
     harness::ExchangeCase c;
     c.types = &harness::type_case("byte");
     c.keys = {{"mpix_machine_file", machine}};
@@ -302,8 +301,8 @@ TEST_CASE("auto: the agreement carries the blocks in lanes, every datatype", "[a
       {
         // Bandwidths without limit on the machine: the model carries blocks at any
         // layout (on the built-in profile, 10 nodes of 2 would run node_aware).
-        const std::string machine = "/tmp/mpix_test_lanes_" + std::to_string(getpid());
-        std::ofstream(machine) << "inter_bandwidth = 1e15\nintra_bandwidth = 1e15\ncopy_bandwidth = 1e15\n";
+        const std::string machine =
+            harness::temp_file("lanes", "inter_bandwidth = 1e15\nintra_bandwidth = 1e15\ncopy_bandwidth = 1e15\n");
         // In place too: there the send blocks are the receive buffer (Rotation packs them).
         for (bool in_place : {false, true}) {
           harness::Comm fresh;

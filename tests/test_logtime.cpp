@@ -11,7 +11,6 @@
 #include <cstdlib>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <string>
 #include <vector>
 
@@ -496,8 +495,7 @@ TEST_CASE("TuNA's rounds in parts below the eager limit equal MPI (bruck, tuna; 
   harness::Comm guard;
   const int size = harness::world_size();
   const int block = 64, eager_blocks = std::max(1, size / 2 - 1);
-  const std::string machine = "/tmp/mpix_test_eager_" + std::to_string(getpid());
-  std::ofstream(machine) << "eager_bytes = " << (eager_blocks + 1) * block << "\n";
+  const std::string machine = harness::temp_file("eager", "eager_bytes = " + std::to_string((eager_blocks + 1) * block) + "\n");
   const Keys keys = {{"mpix_radix", "2"}, {"mpix_machine_file", machine}};
   check(DenseCase{true, Distribution::constant, block, "byte", Mode::blocking, false, 3, "bruck", keys}, guard.comm);
   check(DenseCase{true, Distribution::constant, block, "int", Mode::persistent, false, 2, "bruck", keys}, guard.comm);
@@ -507,15 +505,13 @@ TEST_CASE("TuNA's rounds in parts below the eager limit equal MPI (bruck, tuna; 
     CHECK(c.run.messages == schedule_messages(size, 2, true, eager_blocks));
     if (size >= 8) CHECK(c.run.messages > schedule_messages(size, 2, true));
   }
-  std::remove(machine.c_str());
   // Two nodes of 8 (at 16 ranks): the intra-node rounds of the hierarchical TuNAs,
   // whose slots hold a piece per node (2 x 128 B), stay one message each under a
   // limit of 4 slots, which would cut the round of 4 blocks as 3 + 1 (the limit is
   // for rounds between nodes: BruckSetup::eager_bytes).
   if (size == 16) {
     REQUIRE(MPIX_Comm_update_locality(guard.comm, 8) == MPIX_SUCCESS);
-    const std::string hier_machine = machine + "_hier";
-    std::ofstream(hier_machine) << "eager_bytes = 1024\n";
+    const std::string hier_machine = harness::temp_file("eager_hier", "eager_bytes = 1024\n");
     const Keys hier_keys = {{"mpix_radix", "2"}, {"mpix_block_count", "2"}, {"mpix_machine_file", hier_machine}};
     for (const char* algorithm : kHierarchical) {
       INFO(algorithm);
@@ -527,7 +523,6 @@ TEST_CASE("TuNA's rounds in parts below the eager limit equal MPI (bruck, tuna; 
       const Counters one_message = measure(guard.comm, true, algorithm, {{"mpix_radix", "2"}, {"mpix_block_count", "2"}}, 128, 2);
       CHECK(limited.run.messages == one_message.run.messages);
     }
-    std::remove(hier_machine.c_str());
   }
 }
 

@@ -22,12 +22,8 @@ using model_test::facts_of;
 
 namespace {
 
-// A file of this process (each rank writes and reads its own, so that no rank reads
-// a half-written file, nor a concurrent run of the test another's).
 std::string write_file(const char* stem, const std::string& text) {
-  std::string path = std::string("/tmp/mpix_test_model_") + stem + "_" + std::to_string(getpid());
-  std::ofstream(path) << text;
-  return path;
+  return harness::temp_file(std::string("model_") + stem, text);
 }
 
 }  // namespace
