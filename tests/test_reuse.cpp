@@ -400,10 +400,12 @@ TEST_CASE("in place, a repeated call reuses its plan after the agreement", "[reu
 // it is made by the first that does, which carries its blocks too, and the call after
 // that runs the plan without an agreement where its messages carry a change. Calls
 // that alternate between two exchanges never plan. The model's choice at these sizes
-// is that of the built-in profile on one node (check_first_call_carried).
+// is that of the built-in profile on one node (check_first_call_carried); whether the
+// repeated calls carry again instead is the next test's.
 TEST_CASE("auto: a call whose blocks came with its agreement plans when it repeats", "[reuse][auto]") {
   if (harness::world_size() < 2 || harness::world_size() > 8 || harness::nodes_emulated()) return;
   harness::Comm c;
+  c.comm->carry_again = -1;
   Exchange a, b(true);
   const mpix::DenseChoice& choice = c.comm->blocking_choices[1];
   const Made kCarriedAlone{0, 1};
@@ -427,6 +429,7 @@ TEST_CASE("auto: a call whose blocks came with its agreement plans when it repea
   // sends its record alone, so no rank's blocks arrive) and keep the call: the next
   // valid call repeats it, carries, and plans.
   harness::Comm fresh;
+  fresh.comm->carry_again = -1;
   run_counted(a, call++, nullptr, fresh.comm, kCarriedAlone);
   std::vector<int> negative(a.send_counts);
   negative[0] = -1;
@@ -437,6 +440,42 @@ TEST_CASE("auto: a call whose blocks came with its agreement plans when it repea
   CHECK(message_has(a.rank == 0 ? "sendcounts[0]=-1" : "another rank rejected its arguments"));
   run_counted(a, call++, nullptr, fresh.comm, kPlanned);
   CHECK(fresh.comm->blocking_choices[1].carried_blocks);
+}
+
+// Where the model prices carrying below the plan the calls that repeat a carried
+// one would make (dense.cpp, carry_again; forced here by the tests' knob), they
+// carry their blocks again: no plan, an agreement each, MPI's result every time,
+// and a change or bad arguments on one rank seen on every rank as by any first call.
+TEST_CASE("auto: calls that repeat a carried one carry again where that is priced lower", "[reuse][auto]") {
+  if (harness::world_size() < 2 || harness::world_size() > 8 || harness::nodes_emulated()) return;
+  harness::Comm c;
+  c.comm->carry_again = 1;
+  Exchange a, b(true);
+  const mpix::DenseChoice& choice = c.comm->blocking_choices[1];
+  const Made kCarriedAlone{0, 1};
+  int call = 0;
+  for (Exchange* ex : {&a, &a, &a, &a, &b, &b, &a}) {
+    run_counted(*ex, call++, nullptr, c.comm, kCarriedAlone);
+    CHECK(choice.carried_blocks);
+  }
+  const int rank = harness::world_rank();
+  std::vector<int> negative(a.send_counts);
+  negative[0] = -1;
+  const int rc = MPIX_Alltoallv(a.send.data(), rank == 0 ? negative.data() : a.send_counts.data(),
+                                a.send_displs.data(), MPI_INT, a.recv.data(), a.recv_counts.data(),
+                                a.recv_displs.data(), MPI_INT, nullptr, c.comm);
+  CHECK(rc == MPIX_ERR_ARG);
+  CHECK(message_has(rank == 0 ? "sendcounts[0]=-1" : "another rank rejected its arguments"));
+  run_counted(a, call++, nullptr, c.comm, kCarriedAlone);
+  CHECK(choice.carried_blocks);
+  // Never: the second call plans, as in the test above.
+  harness::Comm never;
+  never.comm->carry_again = -1;
+  run_counted(a, call++, nullptr, never.comm, kCarriedAlone);
+  run_counted(a, call++, nullptr, never.comm, kPlanned);
+  const mpix::DenseChoice& planned = never.comm->blocking_choices[1];
+  run_counted(a, call++, nullptr, never.comm, Made{0, carries(planned.algorithm) ? 0ull : 1ull});
+  CHECK_FALSE(planned.carried_blocks);
 }
 
 TEST_CASE("kept plans are not the user's requests", "[reuse]") {

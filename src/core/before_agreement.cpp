@@ -115,6 +115,15 @@ ExchangeFacts coarse_facts(const Exchange& ex, const ExchangeFacts& own, const L
 
 }  // namespace
 
+CarryAgain price_carrying_again(Op op, const PlanContext& context, int lane_group) {
+  CarryAgain price;
+  price.plan = select_dense(op, context);
+  price.carried = carried_seconds(context.facts, *context.profile, lane_group);
+  price.plan_start = predict_seconds(price.plan.cost, *context.profile, true);
+  price.pays = price.plan.algorithm && price.carried <= 0.9 * price.plan_start;
+  return price;
+}
+
 BeforeAgreement choose_before_agreement(Op op, const Exchange& ex, const Hints& hints, const Agreement& mine,
                                         bool fresh, MPIX_Comm_s* comm) {
   BeforeAgreement choice;

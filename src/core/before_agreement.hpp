@@ -4,6 +4,7 @@
 #pragma once
 #include "dense_args.hpp"
 #include "model.hpp"
+#include "select.hpp"
 
 struct MPIX_Comm_s;
 
@@ -40,6 +41,21 @@ struct BeforeAgreement {
 
 BeforeAgreement choose_before_agreement(Op op, const Exchange& ex, const Hints& hints, const Agreement& mine,
                                         bool fresh, MPIX_Comm_s* comm);
+
+// Whether the blocking calls that repeat a call whose agreement carried its blocks
+// (in the pattern of `lane_group`, as carried_seconds) carry theirs again instead
+// of making and running the plan `plan` (select_dense's choice on the agreed facts
+// of `context`): where carrying is priced at least 10 % below a start of that plan,
+// all that a repeated log-time plan pays (its messages carry the change, and its
+// metadata rounds were paid once, by the call that made it). The margin is for the
+// model's errors between two ways it prices apart, as for the start before the
+// agreement. docs/performance.md, "Carried again".
+struct CarryAgain {
+  bool pays = false;
+  Prediction plan;
+  double carried = 0, plan_start = 0;  // seconds
+};
+CarryAgain price_carrying_again(Op op, const PlanContext& context, int lane_group);
 
 // How many messages a rank posts between two looks at the agreement's round in
 // flight (Bruck's rounds): about one round, of a latency, a send's and a

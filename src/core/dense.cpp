@@ -325,21 +325,34 @@ int plan_dense(const DenseArgs& a, MPIX_Info_s* info, MPIX_Comm_s* comm, Reusabl
     }
     // The counters of a speculated call are those of nonblocking's plan (mpix-bench).
     choice.carried_blocks = !speculated;
-    if (verbose)
-      report(comm, a.name, *find_algorithm(carrier, a.op), params,
-             speculated ? (hints.asked ? "the exchange started before the agreement, which found the call valid on "
-                                         "every rank"
-                                       : "auto: the exchange started before the agreement, which found the call "
-                                         "valid on every rank")
-                        : "auto: the agreement's rounds carried the blocks",
-             context.facts, {});
+    // A call that repeats a carried one (every rank's the same) would make the plan
+    // for the calls after it, unless carrying again is priced lower
+    // (price_carrying_again): then the calls carry on, each checked on every rank as
+    // a first call is.
+    CarryAgain again;
+    const bool repeats = !speculated && all.keeps && !all.changed;
+    if (repeats && !(hints.tuning && hints.tuning->match(a.op, context.facts)))
+      again = price_carrying_again(a.op, context, lane_group);
+    const bool carry_again = repeats && (comm->carry_again != 0 ? comm->carry_again > 0 : again.pays);
+    if (verbose) {
+      std::string why = "auto: the agreement's rounds carried the blocks";
+      if (speculated)
+        why = hints.asked ? "the exchange started before the agreement, which found the call valid on every rank"
+                          : "auto: the exchange started before the agreement, which found the call valid on every rank";
+      else if (carry_again && again.plan.algorithm)
+        why += format(", as they will for the calls that repeat this one: predicted %s, against %s for a start of "
+                      "the plan it would make (%s)",
+                      microseconds(again.carried).c_str(), microseconds(again.plan_start).c_str(),
+                      again.plan.algorithm->name);
+      report(comm, a.name, *find_algorithm(carrier, a.op), params, why, context.facts, {});
+    }
     // The call is done. Where every rank keeps plans (agreed: making one may take
     // messages between ranks), a plan is made for the calls that repeat it, but only
     // once one has: a call made once, or exchanges that alternate, would pay the
     // planning (on 8 nodes of 32 at 16 B, a third of the call) for nothing. So the
     // first such call keeps only the call; the next one, if every rank's call is the
     // same again, carries its blocks too and makes the plan.
-    if (!all.keeps) return MPIX_SUCCESS;
+    if (!all.keeps || carry_again) return MPIX_SUCCESS;  // the kept call stays, without a plan
     if (all.changed) {
       drop(*kept);
       *kept = keep_call(a.op, context.exchange, mine, in_place, info).release();
