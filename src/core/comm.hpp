@@ -95,8 +95,9 @@ struct MPIX_Comm_s {
   int speculation_interleave = 0;
   unsigned long long speculations_interleaved = 0;
   // Whether the blocking calls that repeat one whose blocks its agreement carried
-  // carry theirs again (dense.cpp, "carry_again") where the model says (0), never
-  // (-1) or always (1) (the tests), instead of running a plan.
+  // carry theirs again instead of running a plan: where the model says (0,
+  // price_carrying_again in before_agreement.hpp), never (-1) or always (1) (the
+  // tests).
   int carry_again = 0;
   // The most the TuNA core's T may take beyond its B slots for one message per
   // round (tuna_one_part, src/alltoallv/bruck.hpp); < 0: the library's room
