@@ -468,6 +468,34 @@ TEST_CASE("auto: calls that repeat a carried one carry again where that is price
   CHECK(message_has(rank == 0 ? "sendcounts[0]=-1" : "another rank rejected its arguments"));
   run_counted(a, call++, nullptr, c.comm, kCarriedAlone);
   CHECK(choice.carried_blocks);
+  // Against MPI, call after call with other contents: both operations, in place
+  // (the carried rounds pack the receive blocks before writing them) and with a
+  // datatype that is not one run of bytes. Bandwidths without limit: every rank's
+  // model carries, whatever its own blocks.
+  const std::string machine =
+      harness::temp_file("carry_again", "inter_bandwidth = 1e15\nintra_bandwidth = 1e15\ncopy_bandwidth = 1e15\n");
+  for (bool alltoall : {false, true})
+    for (bool in_place : {false, true}) {
+      harness::Comm again;
+      again.comm->carry_again = 1;
+      again.comm->speculation = -2;  // carrying weighed against an agreement alone, not an early start
+      harness::DenseCase dense;
+      dense.alltoall = alltoall;
+      // Equal blocks: a rank whose own blocks are few would price carrying level with
+      // an agreement and decline (choose_before_agreement); the calls above vary them.
+      dense.dist = mpix::workload::Distribution::constant;
+      dense.max_bytes = 16;
+      dense.types = in_place ? "vector" : "int";
+      dense.in_place = in_place;
+      dense.starts = 4;
+      dense.keys = {{"mpix_machine_file", machine}};
+      std::string why;
+      const bool ok = harness::run_dense_case(dense, again.comm, &why);
+      INFO(dense.describe() << (why.empty() ? "" : ": " + why));
+      CHECK(ok);
+      CHECK(again.comm->blocking_choices[alltoall ? 0 : 1].carried_blocks);
+      CHECK(again.comm->plans_created() == 0);
+    }
   // Never: the second call plans, as in the test above.
   harness::Comm never;
   never.comm->carry_again = -1;
