@@ -48,6 +48,10 @@ std::string temp_file(const std::string& stem, const std::string& text) {
   return path;
 }
 
+std::string unbounded_machine_file() {
+  return temp_file("unbounded", "inter_bandwidth = 1e15\nintra_bandwidth = 1e15\ncopy_bandwidth = 1e15\n");
+}
+
 bool all_ranks(bool ok, MPI_Comm comm) {
   int mine = ok ? 1 : 0, all = 0;
   MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, comm);

@@ -148,5 +148,8 @@ bool run_dense_case(const DenseCase& c, MPIX_Comm* comm, std::string* why);
 // another's): /tmp/mpix_test_<stem>_<pid>. It is removed when the process exits,
 // so that runs of the suite leave nothing behind.
 std::string temp_file(const std::string& stem, const std::string& text);
+// A machine file (temp_file) whose bandwidths have no limit: the model then prices
+// carrying blocks in the agreement below any exchange after it, at any layout.
+std::string unbounded_machine_file();
 
 }  // namespace harness

@@ -240,8 +240,7 @@ TEST_CASE("auto alltoallv: a rank that declines to carry stops the blocks", "[au
     INFO("nodes of " << ppn << ", lane groups of " << group);
     // Bandwidths without limit: the other ranks' facts price carrying below any
     // algorithm after an agreement, at any layout.
-    const std::string machine =
-        harness::temp_file("decline", "inter_bandwidth = 1e15\nintra_bandwidth = 1e15\ncopy_bandwidth = 1e15\n");
+    const std::string machine = harness::unbounded_machine_file();
     harness::ExchangeCase c;
     c.types = &harness::type_case("byte");
     c.keys = {{"mpix_machine_file", machine}};
@@ -301,8 +300,7 @@ TEST_CASE("auto: the agreement carries the blocks in lanes, every datatype", "[a
       {
         // Bandwidths without limit on the machine: the model carries blocks at any
         // layout (on the built-in profile, 10 nodes of 2 would run node_aware).
-        const std::string machine =
-            harness::temp_file("lanes", "inter_bandwidth = 1e15\nintra_bandwidth = 1e15\ncopy_bandwidth = 1e15\n");
+        const std::string machine = harness::unbounded_machine_file();
         // In place too: there the send blocks are the receive buffer (Rotation packs them).
         for (bool in_place : {false, true}) {
           harness::Comm fresh;

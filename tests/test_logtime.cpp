@@ -495,7 +495,8 @@ TEST_CASE("TuNA's rounds in parts below the eager limit equal MPI (bruck, tuna; 
   harness::Comm guard;
   const int size = harness::world_size();
   const int block = 64, eager_blocks = std::max(1, size / 2 - 1);
-  const std::string machine = harness::temp_file("eager", "eager_bytes = " + std::to_string((eager_blocks + 1) * block) + "\n");
+  const std::string machine =
+      harness::temp_file("eager", "eager_bytes = " + std::to_string((eager_blocks + 1) * block) + "\n");
   const Keys keys = {{"mpix_radix", "2"}, {"mpix_machine_file", machine}};
   check(DenseCase{true, Distribution::constant, block, "byte", Mode::blocking, false, 3, "bruck", keys}, guard.comm);
   check(DenseCase{true, Distribution::constant, block, "int", Mode::persistent, false, 2, "bruck", keys}, guard.comm);

@@ -443,7 +443,7 @@ TEST_CASE("auto: a call whose blocks came with its agreement plans when it repea
 }
 
 // Where the model prices carrying below the plan the calls that repeat a carried
-// one would make (dense.cpp, carry_again; forced here by the tests' knob), they
+// one would make (price_carrying_again; forced here by the tests' knob), they
 // carry their blocks again: no plan, an agreement each, MPI's result every time,
 // and a change or bad arguments on one rank seen on every rank as by any first call.
 TEST_CASE("auto: calls that repeat a carried one carry again where that is priced lower", "[reuse][auto]") {
@@ -472,8 +472,7 @@ TEST_CASE("auto: calls that repeat a carried one carry again where that is price
   // (the carried rounds pack the receive blocks before writing them) and with a
   // datatype that is not one run of bytes. Bandwidths without limit: every rank's
   // model carries, whatever its own blocks.
-  const std::string machine =
-      harness::temp_file("carry_again", "inter_bandwidth = 1e15\nintra_bandwidth = 1e15\ncopy_bandwidth = 1e15\n");
+  const std::string machine = harness::unbounded_machine_file();
   for (bool alltoall : {false, true})
     for (bool in_place : {false, true}) {
       harness::Comm again;
