@@ -73,6 +73,8 @@ Bruck bruck_formula(int p, int r) {
 struct Counters {
   mpix::PlanStats init, run;
   std::string algorithm;
+  mpix::ExchangeFacts facts;  // the plan's agreed facts and parameters, for its cost model
+  mpix::Params params;
 };
 
 // A persistent exchange of `block` bytes per block (alltoall) or of the uniform
@@ -108,7 +110,8 @@ Counters measure(MPIX_Comm* comm, bool alltoall, const std::string& algorithm, c
     REQUIRE(MPIX_Start(request) == MPIX_SUCCESS);
     REQUIRE(MPIX_Wait(request, MPI_STATUS_IGNORE) == MPIX_SUCCESS);
   }
-  Counters c{request->plan->init_stats, request->plan->stats, request->algorithm};
+  Counters c{request->plan->init_stats, request->plan->stats, request->algorithm, request->facts,
+             request->param_values};
   MPIX_Request_free(&request);
   return c;
 }
@@ -594,6 +597,148 @@ TEST_CASE("hierarchical counters: intra-node TuNA rounds, then Q(N-1) or N-1 int
       }
     }
   }
+}
+
+// Lane groups (topology/lane_groups.hpp): the layouts of equal nodes with at
+// least 3 nodes, where groups of more than one rank exist, and the groups there.
+std::vector<std::pair<int, int>> lane_group_layouts() {
+  const int size = harness::world_size();
+  std::vector<std::pair<int, int>> layouts;  // (ppn, lane_group)
+  for (int ppn : {2, 3, 4})
+    if (size % ppn == 0 && size / ppn >= 3)
+      for (int group = 2; group <= std::min(ppn, size / ppn - 1); ++group) layouts.push_back({ppn, group});
+  return layouts;
+}
+
+// Where every block goes in lane groups, without MPI: a lane and its receiver
+// agree on the position and the blocks, and every rank gets every block from
+// another node exactly once, by its own lane or forwarded by a member of its group.
+TEST_CASE("lane groups: the lanes match and deliver every block once", "[logtime][hierarchical][lanes][schedule]") {
+  if (harness::world_rank() != 0) return;
+  for (int nodes : {3, 4, 8, 9})
+    for (int q : {2, 3, 4, 8})
+      for (int group = 2; group <= std::min(q, nodes - 1); ++group) {
+        INFO(nodes << " nodes of " << q << ", lane groups of " << group);
+        mpix::NodeLayout layout(nodes);
+        for (int rank = 0; rank < nodes * q; ++rank) layout[rank / q].push_back(rank);
+        std::vector<mpix::HierRoute> routes;
+        for (int me = 0; me < nodes * q; ++me) routes.push_back(mpix::hier_route(layout, me, true, group));
+        std::vector<std::vector<int>> delivered(nodes * q, std::vector<int>(nodes * q, 0));
+        for (int me = 0; me < nodes * q; ++me) {
+          const mpix::HierRoute& route = routes[me];
+          REQUIRE(route.group.size() >= 1);
+          for (const mpix::HierMessage& m : route.inter) {
+            REQUIRE(m.position < route.positions);
+            if (!m.send) {
+              for (const mpix::HierBlock& b : m.blocks)
+                if (b.dest == me) ++delivered[me][b.origin];
+              continue;
+            }
+            // The receiver posts the same blocks from this rank at the same position.
+            const mpix::HierRoute& peer = routes[m.peer];
+            int matches = 0;
+            for (const mpix::HierMessage& r : peer.inter)
+              if (!r.send && r.peer == me && r.position == m.position && r.blocks.size() == m.blocks.size()) {
+                bool same = true;
+                for (std::size_t i = 0; i < r.blocks.size(); ++i)
+                  same = same && r.blocks[i].origin == m.blocks[i].origin && r.blocks[i].dest == m.blocks[i].dest;
+                matches += same;
+              }
+            CHECK(matches == 1);
+          }
+          // What the group's other members forward to this rank.
+          for (std::size_t member = 0; member < route.group.size(); ++member) {
+            if ((int)member == route.member) continue;
+            const mpix::HierRoute& mate = routes[route.group[member]];
+            REQUIRE(mate.group == route.group);
+            for (int source : mate.group_sources[member])
+              if (source >= 0) ++delivered[me][source];
+          }
+          for (int source = 0; source < nodes * q; ++source)
+            CHECK(delivered[me][source] == (source / q == me / q ? 0 : 1));
+        }
+      }
+}
+
+// tuna_hier_coalesced in lane groups against MPI (both operations, persistent and
+// blocking, datatypes with holes, in place, batches of lanes), its counters against
+// its cost model (summed over the ranks, as test_model's check of every algorithm,
+// whose 4 ranks leave no room for groups), and a rank's lanes: one per node offset
+// its member serves.
+TEST_CASE("tuna_hier_coalesced in lane groups equals MPI, and its model counts its plan",
+          "[logtime][hierarchical][lanes]") {
+  harness::Comm guard;
+  const int size = harness::world_size(), rank = harness::world_rank();
+  const mpix::MachineProfile profile;
+  for (const auto& [ppn, group] : lane_group_layouts()) {
+    REQUIRE(MPIX_Comm_update_locality(guard.comm, ppn) == MPIX_SUCCESS);
+    const std::string g = std::to_string(group);
+    INFO("nodes of " << ppn << ", lane groups of " << group);
+    const Keys keys = {{"mpix_radix", "2"}, {"mpix_block_count", "2"}, {"mpix_lane_group", g}};
+    check(DenseCase{false, Distribution::uniform, 120, "int", Mode::blocking, false, 3, "tuna_hier_coalesced", keys},
+          guard.comm);
+    check(DenseCase{true, Distribution::constant, 24, "mixed", Mode::persistent, false, 3, "tuna_hier_coalesced",
+                    keys},
+          guard.comm);
+    check(DenseCase{false, Distribution::powerlaw, 200, "vector", Mode::tested, true, 2, "tuna_hier_coalesced",
+                    {{"mpix_radix", std::to_string(ppn)}, {"mpix_lane_group", g}}},
+          guard.comm);
+    for (const std::string bc : {"1", "unlimited"}) {
+      const Keys counted = {{"mpix_radix", "2"}, {"mpix_block_count", bc}, {"mpix_lane_group", g}};
+      const Counters c = measure(guard.comm, true, "tuna_hier_coalesced", counted, 32, 2);
+      INFO("block_count " << bc);
+      const mpix::Cost cost = mpix::cost_tuna_hier_coalesced(c.facts, c.params, profile);
+      REQUIRE(cost.valid);
+      long long mine[4] = {c.run.messages, c.run.payload_bytes, c.init.metadata_messages, c.init.metadata_bytes},
+                sum[4];
+      MPI_Allreduce(mine, sum, 4, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+      int rounds = 0;
+      MPI_Allreduce(&c.run.rounds, &rounds, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+      CHECK(std::llround(cost.messages() * size) == sum[0]);
+      CHECK(std::llround(cost.bytes() * size) == sum[1]);
+      CHECK(std::llround(cost.init_messages() * size) == sum[2]);
+      CHECK(std::llround(cost.init_bytes() * size) == sum[3]);
+      // With a smaller last group the busiest rank's lanes and the full groups'
+      // rounds are on different ranks: the model adds both (an upper bound).
+      if (ppn % group == 0) CHECK(std::llround(cost.round_count()) == rounds);
+      else CHECK(std::llround(cost.round_count()) >= rounds);
+      // This rank's messages: the node's TuNA, a lane per node offset its member
+      // serves, and the group's TuNA (radix 2).
+      const int nodes = size / ppn, local = rank % ppn, first = local / group * group;
+      const int members = std::min(group, ppn - first);
+      int lanes = 0;
+      for (int k = 1; k < nodes; ++k) lanes += (k - 1) % members == local - first;
+      CHECK(c.run.messages == bruck_formula(ppn, 2).rounds + lanes + bruck_formula(members, 2).rounds);
+    }
+  }
+  REQUIRE(MPIX_Comm_update_locality(guard.comm, 0) == MPIX_SUCCESS);
+}
+
+// Lane groups need nodes of one size: elsewhere the call fails on every rank and
+// names the hint; groups of one run anywhere.
+TEST_CASE("lane groups on nodes of different sizes fail on every rank", "[logtime][hierarchical][lanes][errors]") {
+  harness::Comm guard;
+  const int size = harness::world_size(), rank = harness::world_rank();
+  int ppn = 0;
+  for (int candidate : {3, 5})
+    if (size % candidate != 0 && size / candidate >= 2) ppn = candidate;
+  if (ppn == 0) return;
+  REQUIRE(MPIX_Comm_update_locality(guard.comm, ppn) == MPIX_SUCCESS);
+  std::vector<int> data(size, rank), out(size, -1);
+  for (const char* group : {"2", "1"}) {
+    harness::Info info{{"mpix_alltoall_algorithm", "tuna_hier_coalesced"}, {"mpix_lane_group", group}};
+    const int rc = MPIX_Alltoall(data.data(), 1, MPI_INT, out.data(), 1, MPI_INT, info.info, guard.comm);
+    const std::string message = MPIX_Last_error_message();
+    INFO("mpix_lane_group=" << group << ": " << message);
+    if (std::string(group) == "1") {
+      CHECK(harness::all_ranks(rc == MPIX_SUCCESS));
+      for (int peer = 0; peer < size; ++peer) CHECK(out[peer] == peer);
+    } else {
+      CHECK(harness::all_ranks(rc == MPIX_ERR_INFO_VALUE && message.find("mpix_lane_group=2") != std::string::npos &&
+                               message.find("one size") != std::string::npos));
+    }
+  }
+  REQUIRE(MPIX_Comm_update_locality(guard.comm, 0) == MPIX_SUCCESS);
 }
 
 TEST_CASE("persistent TuNA exchanges its metadata once, at init", "[logtime][persistent]") {

@@ -290,11 +290,14 @@ TEST_CASE("the lanes: priced from their rounds, chosen for few large nodes", "[m
 
 // The calls that repeat a carried one carry again where carrying is priced 10 %
 // below a start of the plan they would make (price_carrying_again): on the
-// simulated torus's constants (bench/simulate's machine file) with 64 nodes of 4,
-// whose lane groups of 4 no plan has (simulated: 9.9 us carried against 15.0 for the
-// plan), and not with 8 nodes of 32, where the model prices the two alike; nor where
-// the plan's start is what the carried call costs (one rank per node: the same
-// rounds). The plan's start leaves out its metadata rounds, which its first call paid.
+// simulated torus's constants (bench/simulate's machine file) with 64 nodes of 4
+// where the plans may not go in lane groups (mpix_lane_group=1; simulated: 9.9 us
+// carried against 15.0 for the plan, tuna_carried); with lane groups the plan
+// (tuna_hier_coalesced in the carried call's groups of 4, 9.6 us) is priced below
+// carrying, and the calls plan. Not with 8 nodes of 32, where the model prices the
+// two alike; nor where the plan's start is what the carried call costs (one rank
+// per node: the same rounds). The plan's start leaves out its metadata rounds,
+// which its first call paid.
 TEST_CASE("carrying again: priced against a start of the plan a repeated call would make", "[model][auto]") {
   mpix::MachineProfile torus;
   torus.inter_latency = 8.25e-07;
@@ -308,19 +311,25 @@ TEST_CASE("carrying again: priced against a start of the plan a repeated call wo
   torus.alltoall_bandwidth = 3.4272e+11;
   torus.intra_copies = 0;
   torus.collective_overhead = 0;
-  auto price = [&](int ranks, int ppn, bool uniform) {
+  auto price = [&](int ranks, int ppn, bool uniform, bool lane_groups = true) {
     mpix::PlanContext context;
     context.facts = facts_of(ranks, ppn, 16, uniform);
     context.profile = &torus;
     context.params.seed = ranks;
+    if (!lane_groups) context.params.given |= 1u << (unsigned)mpix::Param::lane_group;
     const int group = mpix::choose_lane_group(facts_of(ranks, ppn, 0), torus);
     return mpix::price_carrying_again(uniform ? mpix::kAlltoall : mpix::kAlltoallv, context, group);
   };
   for (bool uniform : {true, false}) {
     INFO((uniform ? "alltoall" : "alltoallv"));
-    const mpix::CarryAgain lanes = price(256, 4, uniform);
+    const mpix::CarryAgain lanes = price(256, 4, uniform, false);
     CHECK(lanes.pays);
     CHECK(lanes.carried <= 0.9 * lanes.plan_start);
+    const mpix::CarryAgain grouped = price(256, 4, uniform);
+    CHECK_FALSE(grouped.pays);
+    REQUIRE(grouped.plan.algorithm);
+    CHECK(grouped.plan.algorithm->name == std::string("tuna_hier_coalesced"));
+    CHECK(grouped.plan.params.lane_group > 1);
     const mpix::CarryAgain tie = price(256, 32, uniform);
     CHECK_FALSE(tie.pays);
     REQUIRE(tie.plan.algorithm);

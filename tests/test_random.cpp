@@ -229,6 +229,11 @@ void resolve_keys(Case& c, int q_max, long long max_block_bytes) {
         value = std::to_string((long long)(raw % 65536));
         break;
       case mpix::Param::locality: value = raw % 2 ? "region" : "node"; break;
+      case mpix::Param::lane_group:
+        // Lane groups need nodes of one size (a call on others fails by design,
+        // test_logtime); beyond min(Q, N - 1) they act as that.
+        value = c.ppn > 0 && n % c.ppn == 0 ? std::to_string(1 + (int)(raw % (std::uint64_t)(q_max + 1))) : "1";
+        break;
     }
     c.keys.emplace_back(mpix::param_key(drawn.first), value);
   }

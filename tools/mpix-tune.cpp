@@ -278,6 +278,13 @@ int tune_main(const Options& o, MPIX_Comm* comm) {
   std::vector<Measured> bests;
   const std::vector<Distribution> dists =
       o.op == mpix::kAlltoall ? std::vector<Distribution>{Distribution::constant} : o.dists;
+  // Lane groups apply up to min(Q, N - 1) ranks, on nodes of one size (every rank
+  // the same candidates: the node sizes are reduced over all ranks).
+  int nodes = 1, local_size = 1;
+  MPIX_Comm_locality(comm, &nodes, nullptr, &local_size, nullptr);
+  int node_sizes[2] = {-local_size, local_size};
+  MPI_Allreduce(MPI_IN_PLACE, node_sizes, 2, MPI_INT, MPI_MAX, world);
+  const int largest_lane_group = -node_sizes[0] == node_sizes[1] ? std::max(1, std::min(local_size, nodes - 1)) : 1;
   int cell_index = 0, cells = 0;
   for (Distribution dist : dists) cells += mpix::workload::fixed_sizes(dist) ? 1 : (int)o.sizes.size();
   // The table compares the best with the model's choice, which the new file's rules
@@ -317,6 +324,7 @@ int tune_main(const Options& o, MPIX_Comm* comm) {
           for (const auto& combo : combos)
             for (long long v : mpix::parameter_range(p, size)) {
               if (p == mpix::Param::radix && v > size) continue;
+              if (p == mpix::Param::lane_group && v > largest_lane_group) continue;
               auto extended = combo;
               extended.emplace_back(mpix::param_key(p), v == INT_MAX ? "unlimited" : std::to_string(v));
               next.push_back(extended);

@@ -134,7 +134,7 @@ int MPIX_Comm_region(const MPIX_Comm* comm, int* num_regions, int* region, int* 
  *  mpix_block_count, mpix_stride, mpix_max_queue, mpix_segment_bytes, mpix_seed,
  *  mpix_ipc_threshold, mpix_memcpy_threshold, mpix_tuning_file, mpix_machine_file,
  *  mpix_check_args, mpix_plan_reuse, mpix_early_start, mpix_recv_counts_known,
- *  mpix_cuda_aware, mpix_locality.
+ *  mpix_cuda_aware, mpix_locality, mpix_lane_group.
  *  See docs/user-guide.md for values and ranges. Precedence: an info key, then the
  *  environment variable of the same name in upper case (MPIX_RADIX, ...; one set to
  *  the empty string counts as unset), then the built-in selection. The same hints

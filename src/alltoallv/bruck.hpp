@@ -29,6 +29,8 @@ enum BruckTag : int {
   kTagInter = 2,      // inter-node phase of hierarchical TuNA
   kTagAggregate = 3,  // node-aware aggregation messages
   kTagAggregateMeta = 4,
+  kTagGroupCore = 5,   // tuna_hier_coalesced's TuNA inside a lane group: its metadata here, its rounds at 6
+  kTagGroupSizes = 7,  // the sizes of what the lanes bring for the group's other members, at init
 };
 
 // A run of bytes: where a piece of data is, or where it goes.

@@ -17,7 +17,9 @@ inline int serving_local_rank(int local, int node_size) { return local % node_si
 
 // A block of the exchange carried by an inter-node message: from rank `origin` (local
 // rank `origin_local` on the sending node) to rank `dest`. On the sending side, k is
-// dest's index in routed[local] (its place in X); -1 on the receiving side.
+// dest's index in routed[local] (its place in X); on the receiving side, with lane
+// groups, the block's place among the pieces the rank forwards to dest in the
+// group's TuNA (row * Q + origin_local, HierRoute::group_sources), else -1.
 struct HierBlock {
   int origin = 0, origin_local = 0, dest = 0, k = -1;
 };
@@ -40,6 +42,15 @@ struct HierRoute {
   long long positions = 0;  // inter-node positions: N-1 (coalesced) or (N-1) Q_max
   std::vector<HierMessage> inter;  // this rank's sends, then its receives
 
+  // Lane groups (coalesced, equal nodes, lane_group > 1; topology/lane_groups.hpp):
+  // the ranks of this rank's group in member order (one: no group phase), this
+  // rank's member index, and group_sources[m][j], the rank whose block for a
+  // member member m forwards as its j-th piece in the group's TuNA (row * Q +
+  // origin_local, every member padded to the first member's rows; -1: padding).
+  std::vector<int> group;
+  int member = 0;
+  std::vector<std::vector<int>> group_sources;
+
   // X: the pieces from every other local origin o for each destination routed[local][k]
   // that is not this rank, by destination, then by origin, x_offset[o][k] bytes in,
   // x_bytes in all. `arriving(o, k)`: bytes of that piece (the TuNA metadata).
@@ -49,8 +60,9 @@ struct HierRoute {
 };
 
 // The route of rank `me` (section IV): staggered (Algorithm 2) or coalesced
-// (Algorithm 3).
-HierRoute hier_route(const NodeLayout& layout, int me, bool coalesced);
+// (Algorithm 3), the latter in lane groups of `lane_group` local ranks where that
+// is above 1 (all nodes of one size: the caller checks).
+HierRoute hier_route(const NodeLayout& layout, int me, bool coalesced, int lane_group = 1);
 
 // node_aware's phase 1 for rank `me` (node_aware.cpp): aggregator[m], the rank of
 // node m that gets everything this rank has for node m (none for its own node);

@@ -19,12 +19,8 @@
 // bound by the node's injection the groups save nothing (docs/performance.md,
 // "Lane groups").
 //
-// The local ranks form groups of g from 0 on (the last one the rest of the
-// node). Member m of a group of size s takes the node offsets k = m + 1,
-// m + 1 + s, ... (its rows): it sends the node's blocks for the group's ranks on
-// node + k and receives node - k's for its own group. Each node's record
-// reaches each group once, so the sums stay exact. g is at most N - 1, so that
-// every member has a row.
+// The groups and their rows are topology/lane_groups.hpp's. Each node's record
+// reaches each group once, so the sums stay exact.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -34,26 +30,16 @@
 #include "comm.hpp"
 #include "error.hpp"
 #include "info.hpp"
+#include "../topology/lane_groups.hpp"
 #include "progress.hpp"
 
 namespace mpix {
 
 namespace {
 
-// The lane groups of a layout (above).
-struct LaneGroups {
-  int nodes, ppn, group;
-  LaneGroups(int nodes_, int ppn_, int lane_group)
-      : nodes(nodes_), ppn(ppn_), group(std::max(1, std::min({lane_group, ppn_, nodes_ - 1}))) {}
-  int first(int local) const { return local / group * group; }
-  int size(int local) const { return std::min(group, ppn - first(local)); }
-  // The rows of member `member` of a group of `size`, and the node offset of its
-  // row `row`.
-  int rows(int member, int size) const { return member < nodes - 1 ? (nodes - 2 - member) / size + 1 : 0; }
-  int offset(int member, int size, int row) const { return member + 1 + row * size; }
-  // The lane messages of the busiest rank: a first member, of a full group or
-  // of the last group where that one is smaller (more rows each).
-  int most_rows() const { return std::max(rows(0, group), rows(0, ppn - first(ppn - 1))); }
+// The lane groups of a layout (topology/lane_groups.hpp), with phase 1's slots.
+struct LaneSlots : LaneGroups {
+  using LaneGroups::LaneGroups;
   // An owner's slots in phase 1: its own block, then its rows' blocks, row by
   // row, one per rank of its group.
   int width() const {
@@ -81,7 +67,7 @@ int agree_in_lanes(MPIX_Comm_s* comm, const Agreement& mine, const Exchange* blo
   const std::vector<int>& mates = locality.node_ranks(node);
   const MPI_Comm lib_comm = comm->lib_comm;
   const bool sized = !mine.facts.uniform;
-  const LaneGroups groups(nodes, ppn, comm->lane_group);
+  const LaneSlots groups(nodes, ppn, comm->lane_group);
   const int width = groups.width(), first = groups.first(local), group_size = groups.size(local);
   const int member = local - first, my_rows = groups.rows(member, group_size), most_rows = groups.rows(0, group_size);
   const Rotation widest{kCarriedBlockLimit, sized, nullptr, nullptr};

@@ -257,14 +257,15 @@ int check_local(const DenseArgs& a, const MPIX_Info* info, MPIX_Comm_s* comm, Ex
     // ranks per node, for hierarchical TuNA) rules that algorithm out (select.cpp).
     const std::vector<Param> all = {Param::radix,         Param::block_count,   Param::stride,
                                     Param::max_queue,     Param::segment_bytes, Param::seed,
-                                    Param::ipc_threshold, Param::memcpy_threshold, Param::locality};
+                                    Param::ipc_threshold, Param::memcpy_threshold, Param::locality,
+                                    Param::lane_group};
     MPIX_TRY(resolve_params(info, all, comm->size, &hints->params));
     hints->params.seed = hints->params.is_given(Param::seed) ? hints->params.seed : (unsigned long long)comm->size;
     // Compared between ranks as a hash: the values' bytes serve as well as their text.
     const Params& p = hints->params;
     const long long values[] = {p.radix,         p.radix_auto,       p.block_count, p.stride,
                                 p.max_queue,     p.segment_bytes,    (long long)p.seed, p.given,
-                                p.ipc_threshold, p.memcpy_threshold, (long long)p.locality};
+                                p.ipc_threshold, p.memcpy_threshold, (long long)p.locality, p.lane_group};
     hints->params_text.append(reinterpret_cast<const char*>(values), sizeof values);
   }
   if (!hints->asked && lookup(info, "mpix_tuning_file", &value, &source)) {

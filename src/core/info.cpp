@@ -40,6 +40,7 @@ const std::vector<KeySpec>& info_keys() {
       {"mpix_recv_counts_known", KeyKind::boolean, 0},
       {"mpix_cuda_aware", KeyKind::boolean, 0},
       {"mpix_locality", KeyKind::locality, 0},
+      {"mpix_lane_group", KeyKind::positive, 0},
   };
   return keys;
 }

@@ -52,9 +52,10 @@ const std::vector<Algorithm>& algorithms() {
       {"tuna_hier_staggered", kAlltoall | kAlltoallv, {Param::radix, Param::block_count},
        create_tuna_hier_staggered, cost_tuna_hier_staggered, nullptr,
        "TuNA inside each node, then scattered between nodes one block per message, Q(N-1) rounds (paper 000 alg. 2)"},
-      {"tuna_hier_coalesced", kAlltoall | kAlltoallv, {Param::radix, Param::block_count},
+      {"tuna_hier_coalesced", kAlltoall | kAlltoallv, {Param::radix, Param::block_count, Param::lane_group},
        create_tuna_hier_coalesced, cost_tuna_hier_coalesced, nullptr,
-       "TuNA inside each node, then scattered between nodes Q blocks per message, N-1 rounds (paper 000 alg. 3)"},
+       "TuNA inside each node, then scattered between nodes Q blocks per message, N-1 rounds (paper 000 alg. 3); "
+       "in lane groups of g ranks, (N-1)/g messages of Qg blocks, then a TuNA inside the group"},
       {"node_aware", kAlltoall | kAlltoallv, {Param::locality}, create_node_aware, cost_node_aware, nullptr,
        "one message per destination node (or region) to the same local rank there, then a node-local alltoallv"},
       {"ipc_hybrid", kAlltoall | kAlltoallv, {Param::ipc_threshold, Param::memcpy_threshold}, create_ipc_hybrid,
@@ -119,6 +120,7 @@ const char* param_key(Param param) {
     case Param::ipc_threshold: return "mpix_ipc_threshold";
     case Param::memcpy_threshold: return "mpix_memcpy_threshold";
     case Param::locality: return "mpix_locality";
+    case Param::lane_group: return "mpix_lane_group";
   }
   return "?";
 }
@@ -155,6 +157,7 @@ int resolve_params(const MPIX_Info_s* info, const std::vector<Param>& used, int 
       case Param::ipc_threshold: params->ipc_threshold = number; break;
       case Param::memcpy_threshold: params->memcpy_threshold = number; break;
       case Param::locality: params->locality = value == "region" ? Level::region : Level::node; break;
+      case Param::lane_group: params->lane_group = (int)number; break;
     }
   }
   return MPIX_SUCCESS;
@@ -178,6 +181,7 @@ std::string describe_params(const std::vector<Param>& used, const Params& params
       case Param::ipc_threshold: text += std::to_string(params.ipc_threshold); break;
       case Param::memcpy_threshold: text += std::to_string(params.memcpy_threshold); break;
       case Param::locality: text += params.locality == Level::region ? "region" : "node"; break;
+      case Param::lane_group: text += std::to_string(params.lane_group); break;
     }
   }
   return text;

@@ -16,7 +16,7 @@ struct MPIX_Info_s;
 namespace mpix {
 
 enum class Param { radix, block_count, stride, max_queue, segment_bytes, seed, ipc_threshold, memcpy_threshold,
-                   locality };
+                   locality, lane_group };
 const char* param_key(Param param);
 
 // Parameter values of one call, after info > environment > default.
@@ -39,6 +39,9 @@ struct Params {
   // node_aware and the SDDE *_loc algorithms: the units they aggregate per
   // (mpix_locality; locality_level() in comm.hpp).
   Level locality = Level::node;
+  // tuna_hier_coalesced: local ranks per lane group (topology/lane_groups.hpp);
+  // 1 is paper 000's Algorithm 3, one message to every other node per rank.
+  int lane_group = 1;
 };
 
 // Resolves the parameters `used` for a communicator of `comm_size` ranks; fails with

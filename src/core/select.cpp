@@ -41,6 +41,12 @@ std::vector<long long> parameter_range(Param param, int ranks) {
     case Param::segment_bytes:
       for (long long s = 1024; s <= (4LL << 20); s *= 4) values.push_back(s);
       break;
+    case Param::lane_group:
+      // 1, and the groups whose lanes divide N - 1 evenly on small machines; the
+      // cost model rules out groups above min(Q, N - 1).
+      for (long long g = 1; g <= 32 && g < top; g *= 2) values.push_back(g);
+      values.push_back(3);
+      break;
     case Param::seed:  // changes the order, not the cost
     case Param::ipc_threshold:     // ipc_hybrid's: the paper's default (registry.hpp)
     case Param::memcpy_threshold:  // device copies only, which the model does not price
@@ -64,6 +70,7 @@ void set_param(Params* params, Param param, long long value) {
     case Param::stride: params->stride = (int)value; break;
     case Param::max_queue: params->max_queue = (int)value; break;
     case Param::segment_bytes: params->segment_bytes = value; break;
+    case Param::lane_group: params->lane_group = (int)value; break;
     case Param::seed:
     case Param::ipc_threshold:
     case Param::memcpy_threshold:
@@ -117,7 +124,7 @@ std::string model_key(long long what, const ExchangeFacts& f, const Params& p, c
                                 f.nonempty_blocks, f.max_rank_messages, f.intra_node_bytes, f.contiguous,
                                 f.in_place, f.uniform, f.persistent, f.direct_copy, p.radix, p.radix_auto, p.block_count,
                                 p.stride, p.max_queue, p.segment_bytes, (long long)p.seed, p.given,
-                                p.ipc_threshold, p.memcpy_threshold, (long long)p.locality};
+                                p.ipc_threshold, p.memcpy_threshold, (long long)p.locality, p.lane_group};
   const double reals[] = {m.inter_latency, m.intra_latency, m.inter_send_overhead, m.inter_recv_overhead,
                           m.intra_send_overhead, m.intra_recv_overhead, m.inter_bandwidth, m.intra_bandwidth,
                           m.copy_bandwidth, m.bisection_bandwidth, m.alltoall_bandwidth, m.match_cost, m.intra_copies,

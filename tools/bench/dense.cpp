@@ -327,7 +327,8 @@ class Bench {
     // algorithm (its starts pay no agreement or planning), and the row compares the
     // two ways of running one algorithm.
     // The parameters the algorithm has: a first call carried in lane groups
-    // names its group size too (lane_group), which only the agreement has.
+    // names its group size too (lane_group), which tuna_hier_coalesced takes, so
+    // that the persistent column runs the carried call's schedule as a plan.
     if (algorithm == "auto") {
       rc = MPIX_Info_set(info, key.c_str(), blocking.algorithm.c_str());
       const std::set<std::string> keys = declared_keys(o_, blocking.algorithm);

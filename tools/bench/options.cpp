@@ -77,7 +77,7 @@ Options (a value may follow as the next argument or after '='):
                              mpix_radix, mpix_block_count, mpix_stride,
                              mpix_max_queue, mpix_segment_bytes, mpix_seed,
                              mpix_ipc_threshold, mpix_memcpy_threshold,
-                             mpix_locality.
+                             mpix_locality, mpix_lane_group.
                              A key is applied only to the algorithms whose registry
                              entry declares it; each algorithm runs once per
                              distinct combination of the keys it takes.
