@@ -283,21 +283,8 @@ int TunaCore::plan(BruckSetup setup, PlanStats* init_stats) {
       TimeScope sizes_round(TimePhase::metadata);
       // Phase one of the round (metadata): the sizes of the blocks that follow.
       const int tag = setup_.tag + kTagMetadata;
-      MPIX_TRY(call_progressing(
-          setup_.comm, "MPI_Sendrecv",
-          [&] {
-            return MPI_Sendrecv(sizes_out.data(), (int)sizes_out.size(), MPI_LONG_LONG, round.send_peer, tag,
-                                sizes_in.data(), (int)expected, MPI_LONG_LONG, round.recv_peer, tag, setup_.comm,
-                                MPI_STATUS_IGNORE);
-          },
-          [&](std::vector<MPI_Request>* requests) {
-            requests->resize(2);
-            const int rc = MPI_Irecv(sizes_in.data(), (int)expected, MPI_LONG_LONG, round.recv_peer, tag,
-                                     setup_.comm, &(*requests)[0]);
-            return rc != MPI_SUCCESS ? rc
-                                     : MPI_Isend(sizes_out.data(), (int)sizes_out.size(), MPI_LONG_LONG,
-                                                 round.send_peer, tag, setup_.comm, &(*requests)[1]);
-          }));
+      MPIX_TRY(sendrecv_progressing(sizes_out.data(), (int)sizes_out.size(), round.send_peer, sizes_in.data(),
+                                    (int)expected, round.recv_peer, tag, setup_.comm));
       init_stats->metadata_messages += 1;
       init_stats->metadata_bytes += (long long)(sizes_out.size() * sizeof(long long));
     }

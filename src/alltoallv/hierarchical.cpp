@@ -339,20 +339,8 @@ class HierarchicalTuna : public ByteExchangePlan {
       }
       std::vector<long long>& theirs = (*y_bytes)[from];
       theirs.assign(padded, 0);
-      MPIX_TRY(call_progressing(
-          comm_, "MPI_Sendrecv",
-          [&] {
-            return MPI_Sendrecv(mine.data(), (int)padded, MPI_LONG_LONG, route.group[to], tag, theirs.data(),
-                                (int)padded, MPI_LONG_LONG, route.group[from], tag, comm_, MPI_STATUS_IGNORE);
-          },
-          [&](std::vector<MPI_Request>* requests) {
-            requests->resize(2);
-            const int rc = MPI_Irecv(theirs.data(), (int)padded, MPI_LONG_LONG, route.group[from], tag, comm_,
-                                     &(*requests)[0]);
-            return rc != MPI_SUCCESS ? rc
-                                     : MPI_Isend(mine.data(), (int)padded, MPI_LONG_LONG, route.group[to], tag,
-                                                 comm_, &(*requests)[1]);
-          }));
+      MPIX_TRY(sendrecv_progressing(mine.data(), (int)padded, route.group[to], theirs.data(), (int)padded,
+                                    route.group[from], tag, comm_));
       init_stats.metadata_messages += 1;
       init_stats.metadata_bytes += (long long)(padded * sizeof(long long));
     }

@@ -168,6 +168,21 @@ int collective_progressing(MPI_Comm comm, const char* what, const std::function<
   });
 }
 
+int sendrecv_progressing(const long long* out, int out_count, int to, long long* in, int in_count, int from,
+                         int tag, MPI_Comm comm) {
+  return call_progressing(
+      comm, "MPI_Sendrecv",
+      [&] {
+        return MPI_Sendrecv(out, out_count, MPI_LONG_LONG, to, tag, in, in_count, MPI_LONG_LONG, from, tag, comm,
+                            MPI_STATUS_IGNORE);
+      },
+      [&](std::vector<MPI_Request>* requests) {
+        requests->resize(2);
+        const int rc = MPI_Irecv(in, in_count, MPI_LONG_LONG, from, tag, comm, &(*requests)[0]);
+        return rc != MPI_SUCCESS ? rc : MPI_Isend(out, out_count, MPI_LONG_LONG, to, tag, comm, &(*requests)[1]);
+      });
+}
+
 int allreduce_progressing(const void* in, void* out, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
   return collective_progressing(
       comm, "MPI_Allreduce", [&] { return MPI_Allreduce(in, out, count, type, op, comm); },

@@ -83,6 +83,10 @@ int collective_progressing(MPI_Comm comm, const char* what, const std::function<
 // polling loops: SDDE's probes).
 bool any_started();
 void progress_all_started();
+// MPI_Sendrecv of long longs (`out` to rank `to`, `in` from rank `from`) through
+// call_progressing; an MPI code.
+int sendrecv_progressing(const long long* out, int out_count, int to, long long* in, int in_count, int from,
+                         int tag, MPI_Comm comm);
 // MPI_Allreduce through collective_progressing; an MPIX code.
 int allreduce_progressing(const void* in, void* out, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm);
 // MPI_Alltoall of one long long per rank (`sent[i]` to rank i, `arriving[i]`
